@@ -1,0 +1,25 @@
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { ApplicationFailure } from '@temporalio/common';
+import { JukeboxError } from '../errors';
+
+/**
+ * Turns Jukebox's typed errors into ApplicationFailures so their retry semantics reach Temporal: a
+ * non-retryable error (bad input, missing tool) fails the step at once instead of burning retries.
+ */
+export class FailureMappingInterceptor implements ActivityInboundCallsInterceptor {
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) {
+    try {
+      return await next(input);
+    } catch (err) {
+      if (err instanceof JukeboxError)
+        throw ApplicationFailure.create({
+          message: err.message,
+          type: err.name,
+          nonRetryable: err.nonRetryable,
+          details: [{ code: err.code }],
+          cause: err,
+        });
+      throw err;
+    }
+  }
+}

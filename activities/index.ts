@@ -1,0 +1,9 @@
+/** Every activity of a Jukebox worker: all of an agent's I/O lives here, never in workflows. */
+export { FailureMappingInterceptor } from './failureMappingInterceptor';
+export {
+  createStepActivities,
+  type LlmStepInput,
+  type StepActivities,
+  type StepActivityDeps,
+  type ToolStepInput,
+} from './stepActivities';

@@ -1,0 +1,52 @@
+import type { LlmRequest, LlmResponse } from '../llm/types';
+
+/**
+ * The only ways an agent reaches the world. Inside Temporal each call is an activity (or a deterministic
+ * workflow API); outside Temporal the same calls can be served from a tape, which is what makes replay exact.
+ */
+export interface AgentContext {
+  /** One model call: one step. */
+  llm(request: LlmRequest): Promise<LlmResponse>;
+  /** One tool call: one step. The tool is looked up by name in the worker's tool registry. */
+  tool<T = unknown>(name: string, args: Record<string, unknown>): Promise<T>;
+  /** A random number in [0, 1), reproducible on replay. */
+  random(): number;
+  /** Milliseconds since the epoch, reproducible on replay. */
+  now(): number;
+  /** Number of steps (llm and tool calls) started so far. */
+  readonly steps: number;
+  readonly workflowId: string;
+  readonly runId: string;
+}
+
+export type AgentFn<I, O> = (ctx: AgentContext, input: I) => Promise<O>;
+
+export interface AgentDefinition<I, O> {
+  /** Becomes the Temporal workflow type. */
+  name: string;
+  run: AgentFn<I, O>;
+}
+
+export function defineAgent<I, O>(name: string, run: AgentFn<I, O>): AgentDefinition<I, O> {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+    throw new TypeError(`Agent name ${JSON.stringify(name)} must be an identifier: it is exported as a workflow.`);
+  return { name, run };
+}
+
+export type StepKind = 'llm' | 'tool';
+
+/** What a finished step looked like, for progress displays and summaries. */
+export interface StepSummary {
+  index: number;
+  kind: StepKind;
+  /** Model name for llm steps, tool name for tool steps. */
+  name: string;
+  detail: string;
+  inputTokens?: number;
+  outputTokens?: number;
+}
+
+export interface AgentRunResult<O> {
+  output: O;
+  steps: StepSummary[];
+}

@@ -1,0 +1,24 @@
+/** Runs every benchmark suite (or those named on the command line) and prints one table plus a JSON file. */
+import path from 'node:path';
+import { type BenchResult, formatTable, writeResults } from './harness';
+import { e2eRunSuite } from './suites/e2eRun';
+
+const suites = [e2eRunSuite];
+
+async function main() {
+  const only = process.argv.slice(2);
+  const results: BenchResult[] = [];
+  for (const suite of suites) {
+    if (only.length && !only.includes(suite.name)) continue;
+    process.stderr.write(`bench: ${suite.name}...\n`);
+    results.push(...(await suite.run()));
+  }
+  console.log(formatTable(results));
+  const file = writeResults(results, path.join(__dirname, 'results'));
+  console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
+}
+
+main().catch((err) => {
+  console.error(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

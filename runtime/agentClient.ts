@@ -1,0 +1,58 @@
+import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import type { AgentRunResult, StepSummary } from '../agent/context';
+import type { AgentRunOptions } from '../workflows/runOptions';
+import { DEFAULT_TASK_QUEUE } from './createWorker';
+
+export interface StartAgentOptions {
+  connection: Connection;
+  namespace: string;
+  taskQueue?: string;
+  workflowId?: string;
+  runOptions?: AgentRunOptions;
+}
+
+/** Starts an agent run; the workflow type is the agent's name. */
+export async function startAgent<I, O>(
+  agentName: string,
+  input: I,
+  options: StartAgentOptions,
+): Promise<WorkflowHandle<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>> {
+  const client = new Client({ connection: options.connection, namespace: options.namespace });
+  return client.workflow.start<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>(agentName, {
+    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    workflowId: options.workflowId ?? `${agentName}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+    args: [input, options.runOptions ?? {}],
+  });
+}
+
+/**
+ * Waits for the result while reporting each step as it finishes. Progress comes from a workflow query, so it
+ * works from any process, not only the one that started the run.
+ */
+export async function waitWithProgress<O>(
+  // biome-ignore lint/suspicious/noExplicitAny: any agent input; only the result type matters here
+  handle: WorkflowHandle<(input: any, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>,
+  onStep: (step: StepSummary) => void,
+  pollMs = 200,
+): Promise<AgentRunResult<O>> {
+  let seen = 0;
+  let done = false;
+  const result = handle.result().finally(() => {
+    done = true;
+  });
+  const poll = (async () => {
+    while (!done) {
+      try {
+        const steps = await handle.query<StepSummary[]>('jukebox.progress');
+        for (; seen < steps.length; seen++) onStep(steps[seen]!);
+      } catch {
+        // A query can fail while no worker is polling (e.g. between a crash and a restart); the result decides.
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  })();
+  const final = await result;
+  await poll;
+  for (; seen < final.steps.length; seen++) onStep(final.steps[seen]!);
+  return final;
+}

@@ -1,0 +1,9 @@
+/**
+ * Every workflow a Jukebox worker runs. Deterministic orchestration only: all I/O is in activities/.
+ * Add your own agents here: `export const myAgent = agentWorkflow(myAgentDefinition)`.
+ */
+import { researchAgent as researchAgentDefinition } from '../agents/sample/agent';
+import { agentWorkflow } from './agentWorkflow';
+
+export { progressQuery } from './agentWorkflow';
+export const researchAgent = agentWorkflow(researchAgentDefinition);
