@@ -1,0 +1,292 @@
+/**
+ * Frame-by-frame verifying reader. Each `next()` authenticates one frame (chain, payload hash, structure,
+ * limits) before returning it, so a consumer can stream a tape of any length in bounded memory, and so the
+ * writer can reuse it to verify a tape before appending.
+ */
+import { TapeCorruptError, TapeLimitError, type TapeLocation } from './errors';
+import { CHAINED_BYTES, FRAME_HEAD_BYTES, parseFrameHead } from './frame';
+import { blake3, bytesEqual, chainNext, toHex } from './hash';
+import { parseHeader, type TapeHeader } from './header';
+import {
+  ENCODING_MSGPACK,
+  ENCODING_RAW,
+  encodingName,
+  type FrameKind,
+  kindName,
+  type PayloadEncoding,
+} from './kinds';
+import { resolveLimits, type TapeLimits } from './limits';
+import { decodePayload, scanPayload } from './payload';
+import { payloadProblem } from './schema';
+import { decodeSeal, SEAL_PAYLOAD_BYTES } from './seal';
+import { type ByteSource, openSource } from './source';
+
+export interface TapeFrame {
+  index: number;
+  /** Byte offset of the frame's first byte. */
+  offset: number;
+  /** Whole frame length, fixed head included. */
+  length: number;
+  /** `undefined` for a kind code this version does not define; the frame still verified. */
+  kind: FrameKind | undefined;
+  kindCode: number;
+  step: number;
+  /** Microseconds since the Unix epoch. */
+  recordedAtUs: number;
+  encoding: PayloadEncoding;
+  /** BLAKE3-256 of the payload bytes, hex. For a blob frame this is the blob's key. */
+  payloadHash: string;
+  /** Chain value after this frame, hex. */
+  chain: string;
+  /**
+   * Decoded MessagePack value, or the raw bytes. Blob frames always give bytes (decode them with
+   * `decodeBlob`); a seal frame gives its SealInfo.
+   */
+  payload: unknown;
+  /** Blob hashes referenced by the payload, in order. */
+  refs: string[];
+}
+
+export interface TapeBlob {
+  hash: string;
+  encoding: PayloadEncoding;
+  /** Present unless the cursor was opened with `keepBlobs: false`. */
+  bytes: Uint8Array;
+  frameIndex: number;
+}
+
+export interface SealInfo {
+  finalChain: string;
+  frameCount: number;
+  blobCount: number;
+  byteLength: number;
+}
+
+export interface TornTail {
+  /** Where the incomplete frame starts: the length a recovering writer truncates the file to. */
+  offset: number;
+  bytesDropped: number;
+}
+
+export interface CursorOptions {
+  limits?: Partial<TapeLimits>;
+  /** Keep blob bytes in `blobs` (default true). With false only their hashes are kept, for streaming. */
+  keepBlobs?: boolean;
+  /** Name used in messages when `input` is bytes. */
+  name?: string;
+}
+
+export class TapeCursor {
+  readonly header: TapeHeader;
+  /** BLAKE3 of the header; the chain's seed, hex. */
+  readonly headerChecksum: string;
+  readonly file: string;
+  readonly limits: TapeLimits;
+  readonly blobs = new Map<string, TapeBlob>();
+  /** Offset just past the last verified frame (or the header). */
+  offset: number;
+  /** Frames verified so far. */
+  frameCount = 0;
+  sealed = false;
+  seal: SealInfo | undefined;
+  /** Payload of the last outcome frame, if any. */
+  outcome: unknown;
+  tornTail: TornTail | null = null;
+  /** Highest step seen, -1 before any frame. */
+  maxStep = -1;
+  done = false;
+  chainBytes: Uint8Array;
+
+  private readonly source: ByteSource;
+  private readonly keepBlobs: boolean;
+
+  constructor(source: ByteSource, options: CursorOptions = {}) {
+    this.source = source;
+    this.file = source.name;
+    this.limits = resolveLimits(options.limits);
+    this.keepBlobs = options.keepBlobs ?? true;
+    const parsed = parseHeader((o, l) => source.read(o, l), source.name, this.limits);
+    this.header = parsed.header;
+    this.headerChecksum = toHex(parsed.checksum);
+    this.chainBytes = parsed.checksum;
+    this.offset = parsed.end;
+  }
+
+  get chain(): string {
+    return toHex(this.chainBytes);
+  }
+
+  close(): void {
+    this.source.close();
+  }
+
+  private loc(offset = this.offset): TapeLocation {
+    return { file: this.file, frameIndex: this.frameCount, offset, recoverableFrames: this.frameCount };
+  }
+
+  private corrupt(reason: string, detail: string, offset?: number, cause?: unknown): TapeCorruptError {
+    return new TapeCorruptError(reason, detail, this.loc(offset), cause);
+  }
+
+  private zeroFrom(offset: number): boolean {
+    for (let o = offset; o < this.source.size; o += 65536) {
+      const chunk = this.source.read(o, 65536);
+      for (const b of chunk) if (b !== 0) return false;
+    }
+    return true;
+  }
+
+  private tear(): undefined {
+    this.tornTail = { offset: this.offset, bytesDropped: this.source.size - this.offset };
+    this.done = true;
+    return undefined;
+  }
+
+  /** The next verified frame, or `undefined` at the end (check `tornTail`). Throws typed tape errors. */
+  next(): TapeFrame | undefined {
+    if (this.done) return undefined;
+    const start = this.offset;
+    const left = this.source.size - start;
+    if (this.sealed) {
+      this.done = true;
+      if (left > 0) throw this.corrupt('after-seal', `${left} bytes follow the seal frame`);
+      return undefined;
+    }
+    if (left === 0) {
+      this.done = true;
+      return undefined;
+    }
+    // A crash can leave a partial frame, or a zero-filled extent where the filesystem grew the file first.
+    if (left < FRAME_HEAD_BYTES) return this.tear();
+    const headBytes = this.source.read(start, FRAME_HEAD_BYTES);
+    const head = parseFrameHead(headBytes);
+    if (head.length === 0 && this.zeroFrom(start)) return this.tear();
+    const chain = chainNext(this.chainBytes, headBytes.subarray(0, CHAINED_BYTES));
+    if (!bytesEqual(chain, head.chain)) {
+      throw this.corrupt(
+        'chain',
+        `chain hash mismatch (stored ${toHex(head.chain)}, expected ${toHex(chain)}): this frame's head was edited, or frames were removed or reordered before it`,
+      );
+    }
+    if (head.length < FRAME_HEAD_BYTES) {
+      throw this.corrupt(
+        'frame-length',
+        `frame length ${head.length} is below the ${FRAME_HEAD_BYTES}-byte head`,
+      );
+    }
+    if (head.length > this.limits.maxFrameBytes) {
+      throw new TapeLimitError(
+        'maxFrameBytes',
+        `frame of ${head.length} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}`,
+        this.loc(),
+      );
+    }
+    if (head.length > left) return this.tear();
+    if (head.reserved !== 0)
+      throw this.corrupt('reserved', `reserved frame field is ${head.reserved}, must be 0`, start + 6);
+    if (head.kind === 0) throw this.corrupt('kind', 'frame kind 0 is invalid', start + 4);
+    const encoding = encodingName(head.encoding);
+    if (encoding === undefined)
+      throw this.corrupt('encoding', `unknown payload encoding ${head.encoding}`, start + 5);
+    const payload = this.source.read(start + FRAME_HEAD_BYTES, head.length - FRAME_HEAD_BYTES);
+    const payloadHash = blake3(payload);
+    if (!bytesEqual(payloadHash, head.payloadHash)) {
+      throw this.corrupt(
+        'payload-hash',
+        `payload hash mismatch (stored ${toHex(head.payloadHash)}, computed ${toHex(payloadHash)})`,
+      );
+    }
+    const kind = kindName(head.kind);
+    const hashHex = toHex(payloadHash);
+    const refs: string[] = [];
+    let value: unknown = payload;
+    if (head.encoding === ENCODING_MSGPACK) {
+      const problem = scanPayload(payload, this.limits, refs);
+      if (problem) {
+        if (problem.limit) throw new TapeLimitError(problem.limit, problem.detail, this.loc());
+        throw this.corrupt(problem.reason, problem.detail);
+      }
+      if (kind !== 'blob') {
+        try {
+          value = decodePayload(payload);
+        } catch (err) {
+          throw this.corrupt(
+            'payload-decode',
+            `payload does not decode: ${(err as Error).message}`,
+            undefined,
+            err,
+          );
+        }
+      }
+    }
+    for (const r of refs) {
+      if (!this.blobs.has(r))
+        throw this.corrupt('dangling-ref', `payload references blob ${r}, which no earlier frame stores`);
+    }
+    if (kind === 'seal') {
+      const seal = head.encoding === ENCODING_RAW ? decodeSeal(payload) : undefined;
+      if (!seal) throw this.corrupt('seal', `seal payload must be ${SEAL_PAYLOAD_BYTES} raw bytes`);
+      const mismatch = !bytesEqual(seal.finalChain, this.chainBytes)
+        ? 'final chain'
+        : seal.frameCount !== this.frameCount
+          ? 'frame count'
+          : seal.blobCount !== this.blobs.size
+            ? 'blob count'
+            : seal.byteLength !== start
+              ? 'byte length'
+              : undefined;
+      if (mismatch) throw this.corrupt('seal', `seal ${mismatch} does not match the frames before it`);
+      value = {
+        finalChain: toHex(seal.finalChain),
+        frameCount: seal.frameCount,
+        blobCount: seal.blobCount,
+        byteLength: seal.byteLength,
+      } satisfies SealInfo;
+      this.seal = value as SealInfo;
+      this.sealed = true;
+    } else if (kind === 'blob') {
+      if (this.blobs.has(hashHex))
+        throw this.corrupt('duplicate-blob', `blob ${hashHex} is stored a second time`);
+      this.blobs.set(hashHex, {
+        hash: hashHex,
+        encoding,
+        bytes: this.keepBlobs ? payload : new Uint8Array(0),
+        frameIndex: this.frameCount,
+      });
+    } else if (kind !== undefined && head.encoding === ENCODING_MSGPACK) {
+      const bad = payloadProblem(kind, value);
+      if (bad) throw this.corrupt('schema', bad);
+      if (kind === 'outcome') this.outcome = value;
+    }
+    const frame: TapeFrame = {
+      index: this.frameCount,
+      offset: start,
+      length: head.length,
+      kind,
+      kindCode: head.kind,
+      step: head.step,
+      recordedAtUs: head.recordedAtUs,
+      encoding,
+      payloadHash: hashHex,
+      chain: toHex(chain),
+      payload: value,
+      refs,
+    };
+    this.chainBytes = chain;
+    this.offset = start + head.length;
+    this.frameCount++;
+    if (head.step > this.maxStep) this.maxStep = head.step;
+    return frame;
+  }
+}
+
+/** Opens a lazy, verifying cursor over a path or bytes. Close it when done with a file. */
+export function openTape(input: string | Uint8Array, options: CursorOptions = {}): TapeCursor {
+  const source = openSource(input, options.name);
+  try {
+    return new TapeCursor(source, options);
+  } catch (err) {
+    source.close();
+    throw err;
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The .jbx flight-recorder tape as a standalone library (no Temporal): the byte format (FORMAT.md), a verifying
+ * reader (whole-tape or streaming), an append-only writer with content-addressed blobs, a health check, and
+ * message interning for conversations.
+ */
+export { BlobRef, blobRef } from './blobRef';
+export {
+  type CursorOptions,
+  openTape,
+  type SealInfo,
+  type TapeBlob,
+  TapeCursor,
+  type TapeFrame,
+  type TornTail,
+} from './cursor';
+export {
+  TapeCorruptError,
+  TapeError,
+  TapeLimitError,
+  type TapeLocation,
+  TapeMagicError,
+  TapeSealedError,
+  TapeTruncatedError,
+  TapeUsageError,
+  TapeVersionError,
+} from './errors';
+export { blake3, chainNext } from './hash';
+export { FORMAT_VERSION, MAGIC, type TapeHeader, type TapeParent } from './header';
+export {
+  FRAME_KINDS,
+  type FrameKind,
+  kindCode,
+  kindName,
+  type PayloadEncoding,
+  STEP_CLOSING_KINDS,
+} from './kinds';
+export { DEFAULT_LIMITS, type TapeLimits } from './limits';
+export { decodeBlob, internMessages, resolveMessages } from './messages';
+export { type ReadOptions, readTape, type Tape } from './reader';
+export type { TemporalIdentity } from './schema';
+export { type VerifyReport, verifyTape } from './verify';
+export {
+  type AppendedFrame,
+  type AppendFrame,
+  type BlobOptions,
+  type FsyncPolicy,
+  TapeWriter,
+  type WriterOptions,
+} from './writer';

@@ -1,0 +1,470 @@
+/**
+ * Append-only tape writer. State that the chain depends on (offset, chain value, counts) advances
+ * synchronously when a frame is accepted, and the bytes go to disk through one ordered queue, so callers may
+ * fire appends without awaiting each and still get a valid tape; the first I/O failure poisons the writer.
+ */
+import { type FileHandle, link, open as openFile, truncate, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { BlobRef } from './blobRef';
+import { openTape, type SealInfo, type TornTail } from './cursor';
+import { TapeLimitError, TapeSealedError, TapeUsageError } from './errors';
+import { encodeFrame } from './frame';
+import { blake3, toHex } from './hash';
+import { encodeHeader, headerProblem, type TapeHeader } from './header';
+import {
+  ENCODING_MSGPACK,
+  ENCODING_RAW,
+  encodingCode,
+  FRAME_KINDS,
+  type FrameKind,
+  kindCode,
+  type PayloadEncoding,
+  STEP_CLOSING_KINDS,
+} from './kinds';
+import { resolveLimits, type TapeLimits } from './limits';
+import { encodePayload, scanPayload } from './payload';
+import { payloadProblem } from './schema';
+import { encodeSeal } from './seal';
+
+/**
+ * When the writer fsyncs. 'step': after each frame of a step-closing kind (FORMAT.md), so a step's result is
+ * durable before the activity that produced it returns. 'every-frame': after every frame. 'none': only on
+ * sync() and seal().
+ */
+export type FsyncPolicy = 'step' | 'every-frame' | 'none';
+
+export interface WriterOptions {
+  fsync?: FsyncPolicy;
+  limits?: Partial<TapeLimits>;
+  /** Clock for `recordedAtUs`, microseconds since the epoch; injectable for deterministic tests. */
+  nowUs?: () => number;
+}
+
+export interface AppendFrame {
+  kind: FrameKind;
+  step: number;
+  /** A MessagePack-encodable map (BlobRefs allowed), or bytes with `encoding: 'raw'`. */
+  payload: unknown;
+  encoding?: PayloadEncoding;
+  recordedAtUs?: number;
+}
+
+export interface AppendedFrame {
+  index: number;
+  offset: number;
+  length: number;
+  payloadHash: string;
+  chain: string;
+}
+
+export interface BlobOptions {
+  step?: number;
+  /** What the bytes are, for readers: 'raw' (default) or 'msgpack'. */
+  encoding?: PayloadEncoding;
+}
+
+const WRITER_ONLY_KINDS: ReadonlySet<FrameKind> = new Set<FrameKind>(['blob', 'seal', 'outcome']);
+
+function defaultNowUs(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
+
+function isU32(n: unknown): n is number {
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffffffff;
+}
+
+export class TapeWriter {
+  readonly path: string;
+  readonly header: TapeHeader;
+  /** Set when reopening dropped an incomplete last frame. */
+  readonly recoveredTornTail: TornTail | null;
+
+  private readonly fh: FileHandle;
+  private readonly policy: FsyncPolicy;
+  private readonly limits: TapeLimits;
+  private readonly nowUs: () => number;
+  private readonly blobHashes: Set<string>;
+  private chainBytes: Uint8Array;
+  private offset: number;
+  private frames: number;
+  private maxStep: number;
+  private isSealed = false;
+  private closed = false;
+  private failure: unknown;
+  private queue: Promise<void> = Promise.resolve();
+
+  private constructor(init: {
+    path: string;
+    header: TapeHeader;
+    fh: FileHandle;
+    options: WriterOptions;
+    chain: Uint8Array;
+    offset: number;
+    frames: number;
+    blobs: Iterable<string>;
+    maxStep: number;
+    torn: TornTail | null;
+  }) {
+    this.path = init.path;
+    this.header = init.header;
+    this.fh = init.fh;
+    this.policy = init.options.fsync ?? 'step';
+    this.limits = resolveLimits(init.options.limits);
+    this.nowUs = init.options.nowUs ?? defaultNowUs;
+    this.chainBytes = init.chain;
+    this.offset = init.offset;
+    this.frames = init.frames;
+    this.blobHashes = new Set(init.blobs);
+    this.maxStep = init.maxStep;
+    this.recoveredTornTail = init.torn;
+  }
+
+  /**
+   * Creates the tape, or continues it when `path` already holds an unsealed tape with the same `tapeId` (a
+   * retried activity reopening its own tape).
+   */
+  static async open(path: string, header: TapeHeader, options: WriterOptions = {}): Promise<TapeWriter> {
+    const bad = headerProblem(header);
+    if (bad) throw new TapeUsageError(`cannot create tape ${path}: ${bad}`);
+    let created: TapeWriter | undefined;
+    try {
+      created = await TapeWriter.create(path, header, options);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (created) return created;
+    const w = await TapeWriter.reopen(path, options);
+    if (w.header.tapeId !== header.tapeId) {
+      await w.close();
+      throw new TapeUsageError(
+        `tape ${path} already exists with tapeId ${w.header.tapeId}, not ${header.tapeId}; choose another path`,
+      );
+    }
+    return w;
+  }
+
+  private static async create(path: string, header: TapeHeader, options: WriterOptions): Promise<TapeWriter> {
+    const { bytes, checksum } = encodeHeader(header);
+    const limits = resolveLimits(options.limits);
+    if (bytes.byteLength - 48 > limits.maxHeaderBytes) {
+      throw new TapeLimitError(
+        'maxHeaderBytes',
+        `header of ${bytes.byteLength - 48} bytes exceeds maxHeaderBytes`,
+        {
+          file: path,
+          frameIndex: null,
+          offset: 16,
+          recoverableFrames: 0,
+        },
+      );
+    }
+    // The header lands atomically (complete temp file, then link(), which fails with EEXIST if the tape
+    // exists), so no reader or crash ever leaves a torn header at `path`, and an existing tape is never replaced.
+    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+    const t = await openFile(tmp, 'wx');
+    try {
+      await t.writeFile(bytes);
+      await t.sync();
+    } finally {
+      await t.close();
+    }
+    try {
+      await link(tmp, path);
+    } finally {
+      await unlink(tmp);
+    }
+    await syncDir(dirname(path));
+    const fh = await openFile(path, 'a');
+    return new TapeWriter({
+      path,
+      header,
+      fh,
+      options,
+      chain: checksum,
+      offset: bytes.byteLength,
+      frames: 0,
+      blobs: [],
+      maxStep: -1,
+      torn: null,
+    });
+  }
+
+  /**
+   * Continues an existing unsealed tape: verifies every frame (throwing on corruption, never repairing it),
+   * truncates a torn tail, and resumes the chain from the last verified frame.
+   */
+  static async reopen(path: string, options: WriterOptions = {}): Promise<TapeWriter> {
+    const cursor = openTape(path, { limits: options.limits, keepBlobs: false });
+    try {
+      while (cursor.next()) {}
+    } finally {
+      cursor.close();
+    }
+    if (cursor.sealed) {
+      throw new TapeSealedError(
+        'the tape is sealed and cannot be appended to; fork it into a new tape instead',
+        {
+          file: path,
+          frameIndex: cursor.frameCount - 1,
+          offset: cursor.seal?.byteLength ?? cursor.offset,
+          recoverableFrames: cursor.frameCount,
+        },
+      );
+    }
+    if (cursor.tornTail) {
+      await truncate(path, cursor.tornTail.offset);
+    }
+    const fh = await openFile(path, 'a');
+    if (cursor.tornTail) await fh.sync();
+    return new TapeWriter({
+      path,
+      header: cursor.header,
+      fh,
+      options,
+      chain: cursor.chainBytes,
+      offset: cursor.offset,
+      frames: cursor.frameCount,
+      blobs: cursor.blobs.keys(),
+      maxStep: cursor.maxStep,
+      torn: cursor.tornTail,
+    });
+  }
+
+  get frameCount(): number {
+    return this.frames;
+  }
+  get blobCount(): number {
+    return this.blobHashes.size;
+  }
+  get byteLength(): number {
+    return this.offset;
+  }
+  get chain(): string {
+    return toHex(this.chainBytes);
+  }
+  get sealed(): boolean {
+    return this.isSealed;
+  }
+  hasBlob(hash: string): boolean {
+    return this.blobHashes.has(hash);
+  }
+
+  private usable(what: string): void {
+    if (this.failure !== undefined) {
+      throw new TapeUsageError(`tape ${this.path}: cannot ${what}: an earlier write failed`, this.failure);
+    }
+    if (this.closed) throw new TapeUsageError(`tape ${this.path}: cannot ${what}: the writer is closed`);
+    if (this.isSealed) throw new TapeUsageError(`tape ${this.path}: cannot ${what}: the tape is sealed`);
+  }
+
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(() => {
+      if (this.failure !== undefined)
+        throw new TapeUsageError(`tape ${this.path}: an earlier write failed`, this.failure);
+      return op();
+    });
+    this.queue = run.catch((err) => {
+      this.failure ??= err;
+    });
+    return run;
+  }
+
+  private checkStep(step: number): void {
+    if (!isU32(step)) throw new TapeUsageError(`tape ${this.path}: step must be a u32, got ${String(step)}`);
+  }
+
+  /** Encodes, chains and queues one frame; returns once it is written (and fsynced if the policy says so). */
+  private write(
+    kind: FrameKind,
+    step: number,
+    encoding: number,
+    payload: Uint8Array,
+    at?: number,
+  ): Promise<AppendedFrame> {
+    const recordedAtUs = at ?? this.nowUs();
+    if (!Number.isSafeInteger(recordedAtUs) || recordedAtUs < 0) {
+      throw new TapeUsageError(`tape ${this.path}: recordedAtUs must be a non-negative integer`);
+    }
+    const length = 84 + payload.byteLength;
+    if (length > this.limits.maxFrameBytes) {
+      throw new TapeLimitError(
+        'maxFrameBytes',
+        `a ${kind} frame of ${length} bytes exceeds maxFrameBytes ${this.limits.maxFrameBytes}; nothing was written`,
+        {
+          file: this.path,
+          frameIndex: this.frames,
+          offset: this.offset,
+          recoverableFrames: this.frames,
+        },
+      );
+    }
+    const enc = encodeFrame(this.chainBytes, { kind: kindCode(kind), encoding, step, recordedAtUs }, payload);
+    const info: AppendedFrame = {
+      index: this.frames,
+      offset: this.offset,
+      length,
+      payloadHash: toHex(enc.payloadHash),
+      chain: toHex(enc.chain),
+    };
+    this.chainBytes = enc.chain;
+    this.offset += length;
+    this.frames++;
+    if (step > this.maxStep) this.maxStep = step;
+    const sync = this.policy === 'every-frame' || (this.policy === 'step' && STEP_CLOSING_KINDS.has(kind));
+    return this.enqueue(async () => {
+      await writeAll(this.fh, enc.bytes);
+      if (sync) await this.fh.sync();
+    }).then(() => info);
+  }
+
+  private encodeChecked(kind: FrameKind, payload: unknown): Uint8Array {
+    let bytes: Uint8Array;
+    try {
+      bytes = encodePayload(payload);
+    } catch (err) {
+      throw new TapeUsageError(
+        `tape ${this.path}: ${kind} payload is not MessagePack-encodable: ${(err as Error).message}`,
+        err,
+      );
+    }
+    // The writer applies the reader's own checks, so it can never produce a tape its reader rejects.
+    const refs: string[] = [];
+    const problem = scanPayload(bytes, this.limits, refs);
+    if (problem) {
+      throw new TapeUsageError(
+        `tape ${this.path}: ${kind} payload would not read back: ${problem.detail} (Dates, Maps with non-string keys and bigints are not allowed)`,
+      );
+    }
+    for (const r of refs) {
+      if (!this.blobHashes.has(r)) {
+        throw new TapeUsageError(
+          `tape ${this.path}: ${kind} payload references blob ${r}, which this tape does not store; putBlob it first`,
+        );
+      }
+    }
+    return bytes;
+  }
+
+  async append(frame: AppendFrame): Promise<AppendedFrame> {
+    this.usable('append');
+    if (!FRAME_KINDS.includes(frame.kind))
+      throw new TapeUsageError(`tape ${this.path}: unknown frame kind ${String(frame.kind)}`);
+    if (WRITER_ONLY_KINDS.has(frame.kind)) {
+      throw new TapeUsageError(
+        `tape ${this.path}: ${frame.kind} frames are written by ${frame.kind === 'blob' ? 'putBlob()' : 'seal()'}, not append()`,
+      );
+    }
+    this.checkStep(frame.step);
+    const encoding = frame.encoding ?? 'msgpack';
+    let bytes: Uint8Array;
+    if (encoding === 'raw') {
+      if (!(frame.payload instanceof Uint8Array))
+        throw new TapeUsageError(`tape ${this.path}: a raw payload must be a Uint8Array`);
+      bytes = frame.payload;
+    } else {
+      const bad = payloadProblem(frame.kind, frame.payload);
+      if (bad) throw new TapeUsageError(`tape ${this.path}: ${bad}`);
+      bytes = this.encodeChecked(frame.kind, frame.payload);
+    }
+    return this.write(frame.kind, frame.step, encodingCode(encoding), bytes, frame.recordedAtUs);
+  }
+
+  /** Stores bytes once, keyed by their BLAKE3; later calls with the same bytes write nothing. */
+  async putBlob(bytes: Uint8Array, options: BlobOptions = {}): Promise<BlobRef> {
+    this.usable('store a blob');
+    const step = options.step ?? Math.max(this.maxStep, 0);
+    this.checkStep(step);
+    const hash = blake3(bytes);
+    const hex = toHex(hash);
+    if (this.blobHashes.has(hex)) return new BlobRef(hash);
+    let encoding = ENCODING_RAW;
+    if (options.encoding === 'msgpack') {
+      const refs: string[] = [];
+      const problem = scanPayload(bytes, this.limits, refs);
+      if (problem)
+        throw new TapeUsageError(`tape ${this.path}: msgpack blob would not read back: ${problem.detail}`);
+      const dangling = refs.find((r) => !this.blobHashes.has(r));
+      if (dangling)
+        throw new TapeUsageError(
+          `tape ${this.path}: blob references blob ${dangling}, which this tape does not store`,
+        );
+      encoding = ENCODING_MSGPACK;
+    }
+    // Registered before the write resolves so concurrent puts of the same bytes dedupe too.
+    const pending = this.write('blob', step, encoding, bytes);
+    this.blobHashes.add(hex);
+    await pending;
+    return new BlobRef(hash);
+  }
+
+  /** Encodes a value as canonical MessagePack and stores it as a blob. */
+  async putValue(value: unknown, options: Omit<BlobOptions, 'encoding'> = {}): Promise<BlobRef> {
+    this.usable('store a blob');
+    return this.putBlob(this.encodeChecked('blob', value), { ...options, encoding: 'msgpack' });
+  }
+
+  /** Makes everything appended so far durable. */
+  async sync(): Promise<void> {
+    if (this.closed) return;
+    await this.enqueue(() => this.fh.sync());
+  }
+
+  /** Writes the outcome frame and the seal, and fsyncs. The tape accepts nothing afterwards. */
+  async seal(outcome: Record<string, unknown>, options: { step?: number } = {}): Promise<SealInfo> {
+    this.usable('seal');
+    const step = options.step ?? Math.max(this.maxStep, 0);
+    this.checkStep(step);
+    const bad = payloadProblem('outcome', outcome);
+    if (bad) throw new TapeUsageError(`tape ${this.path}: ${bad}`);
+    const outcomeWrite = this.write(
+      'outcome',
+      step,
+      ENCODING_MSGPACK,
+      this.encodeChecked('outcome', outcome),
+    );
+    const info: SealInfo = {
+      finalChain: toHex(this.chainBytes),
+      frameCount: this.frames,
+      blobCount: this.blobHashes.size,
+      byteLength: this.offset,
+    };
+    const sealBytes = encodeSeal({ ...info, finalChain: this.chainBytes });
+    const sealWrite = this.write('seal', step, ENCODING_RAW, sealBytes);
+    this.isSealed = true;
+    await outcomeWrite;
+    await sealWrite;
+    await this.enqueue(() => this.fh.sync());
+    return info;
+  }
+
+  /** Waits for queued writes, fsyncs unless the policy is 'none', closes the file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.queue;
+      if (this.failure === undefined && this.policy !== 'none') await this.fh.sync();
+    } finally {
+      await this.fh.close();
+    }
+    if (this.failure !== undefined)
+      throw new TapeUsageError(`tape ${this.path}: a write failed before close`, this.failure);
+  }
+}
+
+async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
+  let done = 0;
+  while (done < bytes.byteLength) {
+    const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done);
+    done += bytesWritten;
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const d = await openFile(dir, 'r');
+  try {
+    await d.sync();
+  } finally {
+    await d.close();
+  }
+}
