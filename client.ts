@@ -1,18 +1,22 @@
 /** Starts the sample agent and prints its steps: `tsx client.ts [QUESTION]`. */
 import { Connection } from '@temporalio/client';
 import { temporalConfigFromEnv } from './devserver/config';
-import { printStep } from './runtime/printStep';
 import { DEFAULT_TASK_QUEUE, startAgent, waitWithProgress } from './runtime';
+import { printStep } from './runtime/printStep';
 
 async function main() {
   const temporal = temporalConfigFromEnv();
   const connection = await Connection.connect({ address: temporal.address });
   const question = process.argv[2] ?? 'How many times around the Earth is the distance to the Moon?';
-  const handle = await startAgent('researchAgent', { question }, {
-    connection,
-    namespace: temporal.namespace,
-    taskQueue: process.env.JUKEBOX_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-  });
+  const handle = await startAgent(
+    'researchAgent',
+    { question },
+    {
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: process.env.JUKEBOX_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    },
+  );
   console.log(`started ${handle.workflowId}`);
   const result = await waitWithProgress<{ answer: string }>(handle, printStep);
   console.log(`answer: ${result.output.answer}`);

@@ -1,5 +1,5 @@
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { JukeboxError } from '../errors';
 
 /**

@@ -29,7 +29,9 @@ export interface AgentDefinition<I, O> {
 
 export function defineAgent<I, O>(name: string, run: AgentFn<I, O>): AgentDefinition<I, O> {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-    throw new TypeError(`Agent name ${JSON.stringify(name)} must be an identifier: it is exported as a workflow.`);
+    throw new TypeError(
+      `Agent name ${JSON.stringify(name)} must be an identifier: it is exported as a workflow.`,
+    );
   return { name, run };
 }
 

@@ -1,5 +1,5 @@
-import type { ChatMessage, LlmRequest, Provider, ToolSpec } from '../llm/types';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+import type { ChatMessage, LlmRequest, Provider, ToolSpec } from '../llm/types';
 import type { AgentContext } from './context';
 
 export class AgentTurnLimitError extends JukeboxError {

@@ -29,7 +29,10 @@ export class JukeboxError extends Error {
  * Makes `instanceof` work for an error class across the workflow sandbox (a separate V8 realm) and across two
  * copies of this package, the way Temporal's own errors do.
  */
-export function crossRealmError<T extends Error>(markerName: string, clazz: new (...args: never[]) => T): void {
+export function crossRealmError<T extends Error>(
+  markerName: string,
+  clazz: new (...args: never[]) => T,
+): void {
   SymbolBasedInstanceOfError<T>(markerName)(clazz as never);
 }
 

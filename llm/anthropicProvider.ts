@@ -1,5 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { ContentBlockParam, MessageParam, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  ContentBlockParam,
+  MessageParam,
+  RawMessageStreamEvent,
+} from '@anthropic-ai/sdk/resources/messages';
 import type { CallOptions } from './callOptions';
 import type { Endpoint } from './endpoints';
 import { LlmCallError } from './errors';
@@ -22,7 +26,8 @@ function toAnthropicMessages(request: LlmRequest): MessageParam[] {
     else if (m.role === 'assistant') {
       const blocks: ContentBlockParam[] = [];
       if (m.content) blocks.push({ type: 'text', text: m.content });
-      for (const c of m.toolCalls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
+      for (const c of m.toolCalls ?? [])
+        blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
       out.push({ role: 'assistant', content: blocks });
     } else {
       const block = { type: 'tool_result' as const, tool_use_id: m.toolCallId, content: m.content };
@@ -70,7 +75,11 @@ export async function callAnthropic(
       for (const block of res.content) {
         if (block.type === 'text') text += block.text;
         else if (block.type === 'tool_use')
-          toolCalls.push({ id: block.id, name: block.name, arguments: block.input as Record<string, unknown> });
+          toolCalls.push({
+            id: block.id,
+            name: block.name,
+            arguments: block.input as Record<string, unknown>,
+          });
       }
       return {
         id: res.id,
@@ -92,7 +101,10 @@ export async function callAnthropic(
   }
 }
 
-async function accumulate(stream: AsyncIterable<RawMessageStreamEvent>, options: CallOptions): Promise<LlmResponse> {
+async function accumulate(
+  stream: AsyncIterable<RawMessageStreamEvent>,
+  options: CallOptions,
+): Promise<LlmResponse> {
   const started = Date.now();
   let id = '';
   let model = '';
@@ -124,7 +136,8 @@ async function accumulate(stream: AsyncIterable<RawMessageStreamEvent>, options:
       outputTokens = event.usage.output_tokens;
       if (event.usage.input_tokens) inputTokens = event.usage.input_tokens;
     }
-    options.onChunk?.({ index: index++, offsetMs: Date.now() - started, text: piece, raw: event });
+    options.onChunk?.({ index, offsetMs: Date.now() - started, text: piece, raw: event });
+    index++;
   }
   const toolCalls = [...blocks.entries()]
     .sort(([a], [b]) => a - b)

@@ -18,7 +18,12 @@ export type LlmEndpoints = Partial<Record<Provider, Endpoint>>;
 export function endpointsFromEnv(env: NodeJS.ProcessEnv = process.env): LlmEndpoints {
   const local = env.JUKEBOX_MODEL_URL?.replace(/\/+$/, '');
   const endpoints: LlmEndpoints = {};
-  const openai = pick(env.JUKEBOX_OPENAI_BASE_URL, env.OPENAI_API_KEY, local && `${local}/v1`, 'api.openai.com');
+  const openai = pick(
+    env.JUKEBOX_OPENAI_BASE_URL,
+    env.OPENAI_API_KEY,
+    local && `${local}/v1`,
+    'api.openai.com',
+  );
   if (openai) endpoints.openai = openai;
   const anthropic = pick(env.JUKEBOX_ANTHROPIC_BASE_URL, env.ANTHROPIC_API_KEY, local, 'api.anthropic.com');
   if (anthropic) endpoints.anthropic = anthropic;

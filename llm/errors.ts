@@ -18,7 +18,8 @@ crossRealmError('LlmEndpointMissingError', LlmEndpointMissingError);
 export class LlmCallError extends JukeboxError {
   readonly status: number | undefined;
   constructor(provider: string, model: string, status: number | undefined, detail: string, cause?: unknown) {
-    const retryable = status === undefined || status >= 500 || status === 408 || status === 409 || status === 429;
+    const retryable =
+      status === undefined || status >= 500 || status === 408 || status === 409 || status === 429;
     super(
       'LLM_CALL_FAILED',
       `${provider} model ${model} failed${status ? ` with HTTP ${status}` : ''}: ${detail}` +

@@ -1,9 +1,9 @@
 import OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { LlmCallError } from './errors';
-import { parseToolArguments } from './toolArguments';
 import type { CallOptions } from './callOptions';
 import type { Endpoint } from './endpoints';
+import { LlmCallError } from './errors';
+import { parseToolArguments } from './toolArguments';
 import type { FinishReason, LlmRequest, LlmResponse, ToolCall } from './types';
 
 export function openaiClient(endpoint: Endpoint): OpenAI {
@@ -40,7 +40,11 @@ function finishReason(reason: string | null | undefined): FinishReason {
   return 'other';
 }
 
-export async function callOpenAI(client: OpenAI, request: LlmRequest, options: CallOptions): Promise<LlmResponse> {
+export async function callOpenAI(
+  client: OpenAI,
+  request: LlmRequest,
+  options: CallOptions,
+): Promise<LlmResponse> {
   const body = {
     model: request.model,
     messages: toOpenAIMessages(request),
@@ -57,11 +61,20 @@ export async function callOpenAI(client: OpenAI, request: LlmRequest, options: C
   };
   try {
     if (request.stream === false) {
-      const res = await client.chat.completions.create({ ...body, stream: false }, { signal: options.signal });
+      const res = await client.chat.completions.create(
+        { ...body, stream: false },
+        { signal: options.signal },
+      );
       const choice = res.choices[0];
       const toolCalls: ToolCall[] = (choice?.message.tool_calls ?? []).flatMap((c) =>
         c.type === 'function'
-          ? [{ id: c.id, name: c.function.name, arguments: parseToolArguments('openai', c.function.name, c.function.arguments) }]
+          ? [
+              {
+                id: c.id,
+                name: c.function.name,
+                arguments: parseToolArguments('openai', c.function.name, c.function.arguments),
+              },
+            ]
           : [],
       );
       return {
@@ -71,7 +84,10 @@ export async function callOpenAI(client: OpenAI, request: LlmRequest, options: C
         text: choice?.message.content ?? '',
         toolCalls,
         finishReason: finishReason(choice?.finish_reason),
-        usage: { inputTokens: res.usage?.prompt_tokens ?? 0, outputTokens: res.usage?.completion_tokens ?? 0 },
+        usage: {
+          inputTokens: res.usage?.prompt_tokens ?? 0,
+          outputTokens: res.usage?.completion_tokens ?? 0,
+        },
         chunks: 0,
       };
     }
@@ -85,7 +101,10 @@ export async function callOpenAI(client: OpenAI, request: LlmRequest, options: C
   }
 }
 
-async function accumulate(stream: AsyncIterable<ChatCompletionChunk>, options: CallOptions): Promise<LlmResponse> {
+async function accumulate(
+  stream: AsyncIterable<ChatCompletionChunk>,
+  options: CallOptions,
+): Promise<LlmResponse> {
   const started = Date.now();
   let id = '';
   let model = '';
@@ -110,15 +129,26 @@ async function accumulate(stream: AsyncIterable<ChatCompletionChunk>, options: C
     if (choice?.finish_reason) reason = choice.finish_reason;
     if (chunk.usage)
       usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
-    options.onChunk?.({ index: index++, offsetMs: Date.now() - started, text: piece, raw: chunk });
+    options.onChunk?.({ index, offsetMs: Date.now() - started, text: piece, raw: chunk });
+    index++;
   }
   const toolCalls = [...calls.entries()]
     .sort(([a], [b]) => a - b)
     .map(([, c]) => ({ id: c.id, name: c.name, arguments: parseToolArguments('openai', c.name, c.args) }));
-  return { id, provider: 'openai', model, text, toolCalls, finishReason: finishReason(reason), usage, chunks: index };
+  return {
+    id,
+    provider: 'openai',
+    model,
+    text,
+    toolCalls,
+    finishReason: finishReason(reason),
+    usage,
+    chunks: index,
+  };
 }
 
 function asCallError(err: unknown, request: LlmRequest): unknown {
-  if (err instanceof OpenAI.APIError) return new LlmCallError('openai', request.model, err.status, err.message, err);
+  if (err instanceof OpenAI.APIError)
+    return new LlmCallError('openai', request.model, err.status, err.message, err);
   return err;
 }

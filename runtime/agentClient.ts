@@ -18,11 +18,16 @@ export async function startAgent<I, O>(
   options: StartAgentOptions,
 ): Promise<WorkflowHandle<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>> {
   const client = new Client({ connection: options.connection, namespace: options.namespace });
-  return client.workflow.start<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>(agentName, {
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    workflowId: options.workflowId ?? `${agentName}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
-    args: [input, options.runOptions ?? {}],
-  });
+  return client.workflow.start<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>(
+    agentName,
+    {
+      taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowId:
+        options.workflowId ??
+        `${agentName}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
+      args: [input, options.runOptions ?? {}],
+    },
+  );
 }
 
 /**

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
@@ -28,7 +29,7 @@ export function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Work
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: options.workflowsPath ?? require.resolve('../workflows') }),
+      : { workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts') }),
     activities,
     interceptors: { activity: [() => ({ inbound: new FailureMappingInterceptor() })] },
   });

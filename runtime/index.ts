@@ -1,4 +1,4 @@
 /** Running agents: a worker factory and client helpers to start runs and follow their steps. */
-export { startAgent, type StartAgentOptions, waitWithProgress } from './agentClient';
-export { createDirectContext } from './directContext';
+export { type StartAgentOptions, startAgent, waitWithProgress } from './agentClient';
 export { createJukeboxWorker, DEFAULT_TASK_QUEUE, type JukeboxWorkerOptions } from './createWorker';
+export { createDirectContext } from './directContext';

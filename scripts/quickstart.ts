@@ -19,7 +19,9 @@ async function main() {
   const model = realApi
     ? undefined
     : await startModelServer({ script: path.join(__dirname, '../agents/sample/script.yaml') });
-  console.log(`model endpoint: ${model ? `local model server ${model.url}` : 'the real OpenAI API (OPENAI_API_KEY is set)'}`);
+  console.log(
+    `model endpoint: ${model ? `local model server ${model.url}` : 'the real OpenAI API (OPENAI_API_KEY is set)'}`,
+  );
 
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const connection = await Connection.connect({ address: config.address });
@@ -34,12 +36,18 @@ async function main() {
     });
     await worker.runUntil(async () => {
       const question = 'How many times around the Earth is the distance to the Moon?';
-      const handle = await startAgent('researchAgent', { question }, { connection, namespace: config.namespace, taskQueue });
+      const handle = await startAgent(
+        'researchAgent',
+        { question },
+        { connection, namespace: config.namespace, taskQueue },
+      );
       console.log(`\nresearchAgent run ${handle.workflowId}`);
       console.log(`question: ${question}`);
       const result = await waitWithProgress<{ answer: string; turns: number }>(handle, printStep);
       console.log(`\nanswer: ${result.output.answer}`);
-      console.log(`\nsee the run in the Temporal Web UI: http://127.0.0.1:${config.uiPort}/namespaces/${config.namespace}/workflows/${handle.workflowId}`);
+      console.log(
+        `\nsee the run in the Temporal Web UI: http://127.0.0.1:${config.uiPort}/namespaces/${config.namespace}/workflows/${handle.workflowId}`,
+      );
       console.log('the dev server keeps running; stop it with: npm run temporal:stop');
     });
   } finally {

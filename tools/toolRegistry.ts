@@ -57,6 +57,9 @@ export class ToolRegistry {
 export function requireString(tool: string, args: Record<string, unknown>, key: string): string {
   const value = args[key];
   if (typeof value !== 'string' || value === '')
-    throw new ToolArgumentsError(tool, `argument ${key} must be a non-empty string, got ${JSON.stringify(value)}`);
+    throw new ToolArgumentsError(
+      tool,
+      `argument ${key} must be a non-empty string, got ${JSON.stringify(value)}`,
+    );
   return value;
 }

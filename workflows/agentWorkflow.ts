@@ -38,7 +38,11 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     const activities = proxyActivities<StepActivities>({
       startToCloseTimeout: o.stepTimeoutMs,
       heartbeatTimeout: o.heartbeatTimeoutMs,
-      retry: { maximumAttempts: o.maximumAttempts, initialInterval: o.initialRetryIntervalMs, backoffCoefficient: 2 },
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
     });
     const steps: StepSummary[] = [];
     setHandler(progressQuery, () => steps);

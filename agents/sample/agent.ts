@@ -28,14 +28,17 @@ export const researchToolSpecs: ToolSpec[] = [
 ];
 
 /** The sample agent: answers a question by looking facts up and doing arithmetic, a tool call per step. */
-export const researchAgent = defineAgent<ResearchInput, ResearchOutput>('researchAgent', async (ctx, input) => {
-  const result = await runToolLoop(ctx, {
-    provider: input.provider ?? 'openai',
-    model: input.model ?? 'gpt-4o-mini',
-    system: 'You are a careful research assistant. Use the tools; never guess a number.',
-    messages: [{ role: 'user', content: input.question }],
-    tools: researchToolSpecs,
-    maxTurns: input.maxTurns,
-  });
-  return { answer: result.text, turns: result.turns };
-});
+export const researchAgent = defineAgent<ResearchInput, ResearchOutput>(
+  'researchAgent',
+  async (ctx, input) => {
+    const result = await runToolLoop(ctx, {
+      provider: input.provider ?? 'openai',
+      model: input.model ?? 'gpt-4o-mini',
+      system: 'You are a careful research assistant. Use the tools; never guess a number.',
+      messages: [{ role: 'user', content: input.question }],
+      tools: researchToolSpecs,
+      maxTurns: input.maxTurns,
+    });
+    return { answer: result.text, turns: result.turns };
+  },
+);

@@ -1,15 +1,20 @@
+import type { ScriptTurn } from '../../modelserver';
+
 /**
  * A model script for the sample agent that takes `steps` tool-calling turns, then answers. Each turn matches the
  * previous tool result, and repeats, so a retried request gets the same reply instead of the next turn's.
  */
-export function stepScript(steps: number, opts: { chunkDelayMs?: number; chunkSize?: number; filler?: string } = {}) {
+export function stepScript(
+  steps: number,
+  opts: { chunkDelayMs?: number; chunkSize?: number; filler?: string } = {},
+) {
   const reply = (i: number) => ({
     text: `Step ${i}: ${opts.filler ?? 'checking the knowledge base once more before answering.'}`,
     toolCalls: [{ name: 'lookup_fact', arguments: { topic: `step-${i}` } }],
     chunkDelayMs: opts.chunkDelayMs ?? 0,
     chunkSize: opts.chunkSize ?? 16,
   });
-  const turns: unknown[] = [];
+  const turns: ScriptTurn[] = [];
   for (let i = 1; i < steps; i++)
     turns.push({ id: `turn-${i}`, match: { toolResult: `step-${i - 1}.` }, reply: reply(i), repeat: true });
   turns.push({

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolArgumentsError, type ToolDefinition, requireString } from '../../tools/toolRegistry';
+import { requireString, ToolArgumentsError, type ToolDefinition } from '../../tools/toolRegistry';
 import { researchToolSpecs } from './agent';
 
 const FACTS_FILE = path.join(__dirname, 'facts.json');
@@ -49,12 +49,14 @@ export function evaluateArithmetic(expression: string): number {
   };
   const product = (): number => {
     let v = primary();
-    while (tokens[pos] === '*' || tokens[pos] === '/') v = tokens[pos++] === '*' ? v * primary() : v / primary();
+    while (tokens[pos] === '*' || tokens[pos] === '/')
+      v = tokens[pos++] === '*' ? v * primary() : v / primary();
     return v;
   };
   const sum = (): number => {
     let v = product();
-    while (tokens[pos] === '+' || tokens[pos] === '-') v = tokens[pos++] === '+' ? v + product() : v - product();
+    while (tokens[pos] === '+' || tokens[pos] === '-')
+      v = tokens[pos++] === '+' ? v + product() : v - product();
     return v;
   };
   const value = sum();

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import { researchAgent } from '../../agents/sample/agent';
@@ -34,7 +35,7 @@ export const e2eRunSuite: BenchSuite = {
         endpoints: localEndpoints(model.url),
         tools: researchTools,
         workflowBundle: await bundleWorkflowCode({
-          workflowsPath: require.resolve('../../workflows'),
+          workflowsPath: path.join(__dirname, '../../workflows/index.ts'),
           logger: { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} },
         }),
       });
@@ -45,13 +46,20 @@ export const e2eRunSuite: BenchSuite = {
         for (let i = 0; i < RUNS + 1; i++) {
           model.loadScript(stepScript(STEPS));
           const t0 = performance.now();
-          const handle = await startAgent('researchAgent', input, { connection, namespace: config.namespace, taskQueue });
+          const handle = await startAgent('researchAgent', input, {
+            connection,
+            namespace: config.namespace,
+            taskQueue,
+          });
           await handle.result();
           // The first run warms the worker's caches and the server's namespace; it is not counted.
           if (i > 0) temporalMs.push(performance.now() - t0);
         }
       });
-      const direct = createDirectContext({ llm: new LlmClient(localEndpoints(model.url)), tools: new ToolRegistry(researchTools) });
+      const direct = createDirectContext({
+        llm: new LlmClient(localEndpoints(model.url)),
+        tools: new ToolRegistry(researchTools),
+      });
       for (let i = 0; i < RUNS + 1; i++) {
         model.loadScript(stepScript(STEPS));
         const t0 = performance.now();

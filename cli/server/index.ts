@@ -1,4 +1,10 @@
-import { ensureTemporalCli, isServerUp, startDevServer, stopDevServer, temporalConfigFromEnv } from '../../devserver';
+import {
+  ensureTemporalCli,
+  isServerUp,
+  startDevServer,
+  stopDevServer,
+  temporalConfigFromEnv,
+} from '../../devserver';
 import type { CommandSpec } from '../command';
 import { usageError } from '../exitError';
 
@@ -10,22 +16,32 @@ export const serverCommand: CommandSpec = {
   async run({ positionals, out }) {
     const action = positionals[0];
     const config = temporalConfigFromEnv();
-    const status = { address: config.address, namespace: config.namespace, ui: `http://127.0.0.1:${config.uiPort}` };
+    const status = {
+      address: config.address,
+      namespace: config.namespace,
+      ui: `http://127.0.0.1:${config.uiPort}`,
+    };
     if (action === 'start') {
       await startDevServer({ cliPath: await ensureTemporalCli({ log: (m) => out.info(m) }), detached: true });
-      out.result(`Temporal dev server up on ${status.address} (namespace ${status.namespace}); Web UI ${status.ui}`, {
-        ...status,
-        up: true,
-      });
+      out.result(
+        `Temporal dev server up on ${status.address} (namespace ${status.namespace}); Web UI ${status.ui}`,
+        {
+          ...status,
+          up: true,
+        },
+      );
     } else if (action === 'stop') {
       await stopDevServer();
       out.result('Temporal dev server stopped', { ...status, up: false });
     } else if (action === 'status') {
       const up = await isServerUp(config.address);
-      out.result(up ? `up on ${status.address}; Web UI ${status.ui}` : `no server answers on ${status.address}`, {
-        ...status,
-        up,
-      });
+      out.result(
+        up ? `up on ${status.address}; Web UI ${status.ui}` : `no server answers on ${status.address}`,
+        {
+          ...status,
+          up,
+        },
+      );
     } else throw usageError(`jbx server needs start, stop or status (got ${action ?? 'nothing'})`);
   },
 };

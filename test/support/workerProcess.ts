@@ -13,7 +13,10 @@ export interface WorkerProcess {
  * Runs the real worker entry (worker.ts) in its own process, so a test can SIGKILL it like a crashed machine.
  * `node --import tsx` keeps it one process: the tsx CLI would put a child under it that SIGKILL cannot reach.
  */
-export async function spawnWorker(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<WorkerProcess> {
+export async function spawnWorker(
+  env: Record<string, string>,
+  readyTimeoutMs = 60_000,
+): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -28,7 +31,10 @@ export async function spawnWorker(env: Record<string, string>, readyTimeoutMs = 
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready after ${readyTimeoutMs} ms:\n${log}`)), readyTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`worker not ready after ${readyTimeoutMs} ms:\n${log}`)),
+      readyTimeoutMs,
+    );
     const onData = () => {
       if (log.includes('jukebox worker ready')) {
         clearTimeout(timer);

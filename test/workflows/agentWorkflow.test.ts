@@ -2,6 +2,7 @@ import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchOutput } from '../../agents/sample/agent';
 import { researchTools } from '../../agents/sample/tools';
 import { localEndpoints } from '../../llm';
 import { type ModelServer, startModelServer } from '../../modelserver';
@@ -25,41 +26,47 @@ describe('agents run as Temporal workflows', () => {
   });
 
   const run = (input: Record<string, unknown>, runOptions = {}) =>
-    env.worker.runUntil(async () => {
-      const handle = await startAgent('researchAgent', input, {
+    (async () => {
+      const handle = await startAgent<Record<string, unknown>, ResearchOutput>('researchAgent', input, {
         connection: env.connection,
         namespace: env.namespace,
         taskQueue: env.taskQueue,
         runOptions,
       });
       return { handle, result: await handle.result() };
-    });
+    })();
 
-  it.each(['openai', 'anthropic'] as const)('runs the sample agent through %s tool calls to an answer', async (provider) => {
-    model.loadScript(SAMPLE_SCRIPT);
-    const { result } = await run({ question: QUESTION, provider });
-    expect(result.output).toEqual({
-      answer: "The Moon is about 384,400 km away: roughly 9.6 trips around the Earth's equator (40,075 km).",
-      turns: 4,
-    });
-    expect(result.steps.map((s) => `${s.kind}:${s.kind === 'tool' ? s.name : ''}`)).toEqual([
-      'llm:',
-      'tool:lookup_fact',
-      'llm:',
-      'tool:lookup_fact',
-      'llm:',
-      'tool:calculate',
-      'llm:',
-    ]);
-    expect(result.steps[5]?.detail).toContain('9.59');
-    expect(model.requestCount()).toBe(4);
-    expect(new Set(model.servedTurns().map((t) => t.provider))).toEqual(new Set([provider]));
-    expect(model.servedTurns().every((t) => t.streamed)).toBe(true);
-  });
+  it.each(['openai', 'anthropic'] as const)(
+    'runs the sample agent through %s tool calls to an answer',
+    async (provider) => {
+      model.loadScript(SAMPLE_SCRIPT);
+      const { result } = await run({ question: QUESTION, provider });
+      expect(result.output).toEqual({
+        answer:
+          "The Moon is about 384,400 km away: roughly 9.6 trips around the Earth's equator (40,075 km).",
+        turns: 4,
+      });
+      expect(result.steps.map((s) => `${s.kind}:${s.kind === 'tool' ? s.name : ''}`)).toEqual([
+        'llm:',
+        'tool:lookup_fact',
+        'llm:',
+        'tool:lookup_fact',
+        'llm:',
+        'tool:calculate',
+        'llm:',
+      ]);
+      expect(result.steps[5]?.detail).toContain('9.59');
+      expect(model.requestCount()).toBe(4);
+      expect(new Set(model.servedTurns().map((t) => t.provider))).toEqual(new Set([provider]));
+      expect(model.servedTurns().every((t) => t.streamed)).toBe(true);
+    },
+  );
 
   it('fails the run at once, without retries, when the model calls a tool the worker does not have', async () => {
     model.loadScript({
-      turns: [{ id: 'bad-tool', reply: { toolCalls: [{ name: 'launch_rockets', arguments: { count: 3 } }] } }],
+      turns: [
+        { id: 'bad-tool', reply: { toolCalls: [{ name: 'launch_rockets', arguments: { count: 3 } }] } },
+      ],
     });
     const err = await run({ question: QUESTION }, { maximumAttempts: 5 }).catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -84,7 +91,9 @@ describe('agents run as Temporal workflows', () => {
     expect(result.output.answer).toBe('Recovered.');
     expect(model.servedTurns().map((t) => t.turnId)).toEqual(['flaky', 'answer']);
     const history = await handle.fetchHistory();
-    const started = history.events?.find((e) => e.activityTaskStartedEventAttributes)?.activityTaskStartedEventAttributes;
+    const started = history.events?.find(
+      (e) => e.activityTaskStartedEventAttributes,
+    )?.activityTaskStartedEventAttributes;
     expect(started?.attempt).toBe(2);
   });
 });
