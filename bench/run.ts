@@ -1,11 +1,13 @@
 /** Runs every benchmark suite (or those named on the command line) and prints one table plus a JSON file. */
 import path from 'node:path';
+import { installQuietRuntime } from '../runtime/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
 import { e2eRunSuite } from './suites/e2eRun';
 
 const suites = [e2eRunSuite];
 
 async function main() {
+  installQuietRuntime();
   const only = process.argv.slice(2);
   const results: BenchResult[] = [];
   for (const suite of suites) {

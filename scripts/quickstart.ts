@@ -11,8 +11,10 @@ import { endpointsFromEnv, localEndpoints } from '../llm';
 import { startModelServer } from '../modelserver';
 import { createJukeboxWorker, startAgent, waitWithProgress } from '../runtime';
 import { printStep } from '../runtime/printStep';
+import { installQuietRuntime } from '../runtime/quietRuntime';
 
 async function main() {
+  installQuietRuntime();
   const config = temporalConfigFromEnv();
   await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });
   const realApi = Boolean(process.env.OPENAI_API_KEY);

@@ -21,7 +21,7 @@ async function main(action: string | undefined): Promise<number> {
       return 0;
     }
     case 'start': {
-      const server = await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });
+      const server = await startDevServer({ detached: true });
       console.log(
         server.reused
           ? `Temporal already answers on ${server.address}`
