@@ -96,4 +96,16 @@ describe('agents run as Temporal workflows', () => {
     )?.activityTaskStartedEventAttributes;
     expect(started?.attempt).toBe(2);
   });
+
+  it('fails the run without retries when the model script has no turn for a request, quoting the server', async () => {
+    model.loadScript({ name: 'narrow', turns: [{ id: 'only-paris', match: { lastUser: 'Paris' }, reply: { text: 'x' } }] });
+    const err = await run({ question: QUESTION }, { maximumAttempts: 5 }).catch((e) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const cause = ((err as WorkflowFailedError).cause as ActivityFailure).cause as ApplicationFailure;
+    expect(cause.type).toBe('LlmCallError');
+    expect(cause.nonRetryable).toBe(true);
+    expect(cause.message).toMatch(/HTTP 400/);
+    expect(cause.message).toContain('only-paris');
+    expect(model.requestCount()).toBe(1);
+  });
 });
