@@ -31,8 +31,8 @@ export const serverCommand: CommandSpec = {
         },
       );
     } else if (action === 'stop') {
-      await stopDevServer();
-      out.result('Temporal dev server stopped', { ...status, up: false });
+      const stopped = await stopDevServer();
+      out.result(stopped.message, { ...status, ...stopped, up: false });
     } else if (action === 'status') {
       const up = await isServerUp(config.address);
       out.result(
