@@ -98,7 +98,10 @@ describe('agents run as Temporal workflows', () => {
   });
 
   it('fails the run without retries when the model script has no turn for a request, quoting the server', async () => {
-    model.loadScript({ name: 'narrow', turns: [{ id: 'only-paris', match: { lastUser: 'Paris' }, reply: { text: 'x' } }] });
+    model.loadScript({
+      name: 'narrow',
+      turns: [{ id: 'only-paris', match: { lastUser: 'Paris' }, reply: { text: 'x' } }],
+    });
     const err = await run({ question: QUESTION }, { maximumAttempts: 5 }).catch((e) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
     const cause = ((err as WorkflowFailedError).cause as ActivityFailure).cause as ApplicationFailure;
