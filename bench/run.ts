@@ -3,8 +3,9 @@ import path from 'node:path';
 import { installQuietRuntime } from '../runtime/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
 import { e2eRunSuite } from './suites/e2eRun';
+import { tapeFormatSuite } from './suites/tapeFormat';
 
-const suites = [e2eRunSuite];
+const suites = [tapeFormatSuite, e2eRunSuite];
 
 async function main() {
   installQuietRuntime();

@@ -1,0 +1,108 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { blake3, chainNext, readTape, TapeWriter } from '../../tape';
+import { type BenchResult, type BenchSuite, median, result } from '../harness';
+
+const FRAMES = 5_000;
+
+function timeNs(fn: () => void, iterations: number): number {
+  const samples: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) fn();
+    samples.push(Number(process.hrtime.bigint() - t0) / iterations);
+  }
+  return median(samples);
+}
+
+/** The format's own costs: appending frames, hashing small frames and big blobs, reading a tape back. */
+export const tapeFormatSuite: BenchSuite = {
+  name: 'tape',
+  async run(): Promise<BenchResult[]> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tape-'));
+    try {
+      const payload = { role: 'assistant', content: 'x'.repeat(150), n: 1 };
+      const file = path.join(dir, 'bench.jbx');
+      const writer = await TapeWriter.open(
+        file,
+        {
+          tapeId: 'bench',
+          createdAtMs: Date.now(),
+          workflowType: 'bench',
+          workflowId: 'bench',
+          runId: 'bench',
+          taskQueue: 'bench',
+          agentCodeHash: 'none',
+        },
+        { fsync: 'none' },
+      );
+      const t0 = performance.now();
+      for (let i = 0; i < FRAMES; i++) await writer.append({ kind: 'llm.chunk', step: i, payload });
+      const appendMs = performance.now() - t0;
+      await writer.close();
+
+      // Peer: appending the same number of equally sized raw records with no hashing, encoding or chain.
+      const raw = Buffer.alloc(84 + 180);
+      const peerFile = path.join(dir, 'raw.bin');
+      const p0 = performance.now();
+      for (let i = 0; i < FRAMES; i++) appendFileSync(peerFile, raw);
+      const peerMs = performance.now() - p0;
+
+      const small = randomBytes(200);
+      const big = randomBytes(16 * 1024 * 1024);
+      const blake3SmallNs = timeNs(() => blake3(small), 20_000);
+      const sha256SmallNs = timeNs(() => createHash('sha256').update(small).digest(), 20_000);
+      const chainNs = timeNs(() => chainNext(small.subarray(0, 32), small.subarray(0, 52)), 20_000);
+      const blake3BigMs = timeNs(() => blake3(big), 3) / 1e6;
+      const sha256BigMs = timeNs(() => createHash('sha256').update(big).digest(), 3) / 1e6;
+
+      const r0 = performance.now();
+      const tape = readTape(file);
+      const readMs = performance.now() - r0;
+
+      const perFrameUs = (appendMs * 1000) / FRAMES;
+      return [
+        result(
+          'tape append, per 200-byte frame',
+          perFrameUs,
+          'µs',
+          'fs.appendFileSync of raw bytes',
+          (peerMs * 1000) / FRAMES,
+        ),
+        result(
+          'tape append throughput',
+          FRAMES / (appendMs / 1000),
+          'frames/s',
+          'raw appends/s',
+          FRAMES / (peerMs / 1000),
+        ),
+        result(
+          'BLAKE3 of a 200-byte frame (blake3-wasm)',
+          blake3SmallNs,
+          'ns',
+          'node:crypto sha256',
+          sha256SmallNs,
+        ),
+        result(
+          'BLAKE2b chain step (node:crypto blake2b512)',
+          chainNs,
+          'ns',
+          'node:crypto sha256 of 200 B',
+          sha256SmallNs,
+        ),
+        result(
+          'BLAKE3 of a 16 MiB blob',
+          16 / (blake3BigMs / 1000),
+          'MiB/s',
+          'node:crypto sha256 MiB/s',
+          16 / (sha256BigMs / 1000),
+        ),
+        result(`read + verify a ${tape.frames.length}-frame tape`, readMs, 'ms', 'none', null),
+      ];
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
