@@ -92,6 +92,7 @@ export class TapeWriter {
   private closed = false;
   private failure: unknown;
   private queue: Promise<void> = Promise.resolve();
+  private openBatch: PendingBatch | undefined;
 
   private constructor(init: {
     path: string;
@@ -269,6 +270,27 @@ export class TapeWriter {
     return run;
   }
 
+  /**
+   * Frames appended while an earlier write is in flight share one write (and at most one fsync): one
+   * syscall per streamed chunk would cost more than hashing it. Order is kept because batches queue in order.
+   */
+  private batched(bytes: Uint8Array, sync: boolean): Promise<void> {
+    let batch = this.openBatch;
+    if (!batch) {
+      const b: PendingBatch = { chunks: [], sync: false, done: Promise.resolve() };
+      b.done = this.enqueue(async () => {
+        // From here on, new frames go to the next batch.
+        if (this.openBatch === b) this.openBatch = undefined;
+        await writeAll(this.fh, b.chunks.length === 1 ? b.chunks[0]! : Buffer.concat(b.chunks));
+        if (b.sync) await this.fh.sync();
+      });
+      this.openBatch = batch = b;
+    }
+    batch.chunks.push(bytes);
+    batch.sync ||= sync;
+    return batch.done;
+  }
+
   private checkStep(step: number): void {
     if (!isU32(step)) throw new TapeUsageError(`tape ${this.path}: step must be a u32, got ${String(step)}`);
   }
@@ -311,10 +333,7 @@ export class TapeWriter {
     this.frames++;
     if (step > this.maxStep) this.maxStep = step;
     const sync = this.policy === 'every-frame' || (this.policy === 'step' && STEP_CLOSING_KINDS.has(kind));
-    return this.enqueue(async () => {
-      await writeAll(this.fh, enc.bytes);
-      if (sync) await this.fh.sync();
-    }).then(() => info);
+    return this.batched(enc.bytes, sync).then(() => info);
   }
 
   private encodeChecked(kind: FrameKind, payload: unknown): Uint8Array {
@@ -450,6 +469,12 @@ export class TapeWriter {
     if (this.failure !== undefined)
       throw new TapeUsageError(`tape ${this.path}: a write failed before close`, this.failure);
   }
+}
+
+interface PendingBatch {
+  chunks: Uint8Array[];
+  sync: boolean;
+  done: Promise<void>;
 }
 
 async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
