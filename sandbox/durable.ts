@@ -1,0 +1,60 @@
+/** Crash-safe file primitives: a reader after a crash sees either the old or the new bytes, never a torn file. */
+import { createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Makes a rename or unlink in `dir` durable; the data fsync alone does not persist the directory entry. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await fs.open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * temp in the same directory + fsync + rename + fsync(dir). `tmpName` may be fixed so a replayed step overwrites
+ * its own leftover instead of leaving a second one.
+ */
+export async function atomicWrite(
+  target: string,
+  data: Uint8Array | string,
+  mode = 0o644,
+  tmpName?: string,
+): Promise<void> {
+  const dir = path.dirname(target);
+  const tmp = path.join(dir, tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  const fh = await fs.open(tmp, 'w', mode);
+  try {
+    await fh.writeFile(data);
+    // open()'s mode is filtered by the umask and ignored for an existing leftover temp; set it exactly.
+    await fh.chmod(mode);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.rename(tmp, target);
+  await fsyncDir(dir);
+}
+
+export async function atomicWriteJson(target: string, value: unknown): Promise<void> {
+  await atomicWrite(target, `${JSON.stringify(value, null, 1)}\n`, 0o600);
+}
+
+export async function lstatOrNull(p: string): Promise<import('node:fs').Stats | null> {
+  try {
+    return await fs.lstat(p);
+  } catch (err) {
+    if (isCode(err, 'ENOENT') || isCode(err, 'ENOTDIR')) return null;
+    throw err;
+  }
+}
+
+export function isCode(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}

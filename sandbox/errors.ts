@@ -1,0 +1,118 @@
+import { crossRealmError, JukeboxError } from '../errors';
+
+/** Why a path was refused; stable tags, finer than the error code, so callers need not parse messages. */
+export type PathRefusal =
+  | 'not-a-string'
+  | 'empty'
+  | 'nul-byte'
+  | 'path-too-long'
+  | 'name-too-long'
+  | 'backslash'
+  | 'windows-drive'
+  | 'root'
+  | 'staging-dir'
+  | 'symlink'
+  | 'special-file'
+  | 'hard-link';
+
+export type EscapeReason = 'dotdot' | 'absolute-outside-root' | 'symlink-outside-root';
+
+/** The path would reach outside the workspace root. Never retryable: the same path escapes every time. */
+export class PathEscapeError extends JukeboxError {
+  readonly path: string;
+  readonly reason: EscapeReason;
+  constructor(path: string, reason: EscapeReason, detail: string) {
+    super(
+      'PATH_ESCAPE',
+      `path ${JSON.stringify(path)} leaves the workspace root (${reason}): ${detail}; use a path relative to the workspace root that stays inside it`,
+      { nonRetryable: true },
+    );
+    this.path = path;
+    this.reason = reason;
+  }
+}
+crossRealmError('PathEscapeError', PathEscapeError);
+
+/** The path stays inside the root but is one the booth will not touch (see docs/shadow-booth.md). */
+export class PathRefusedError extends JukeboxError {
+  readonly path: string;
+  readonly reason: PathRefusal;
+  constructor(path: string, reason: PathRefusal, detail: string) {
+    super('PATH_REFUSED', `path ${JSON.stringify(path)} refused (${reason}): ${detail}`, {
+      nonRetryable: true,
+    });
+    this.path = path;
+    this.reason = reason;
+  }
+}
+crossRealmError('PathRefusedError', PathRefusedError);
+
+export type FsCode = 'ENOENT' | 'EEXIST' | 'ENOTDIR' | 'EISDIR' | 'ENOTEMPTY' | 'EINVAL';
+
+/**
+ * A file-system rule of the merged (real + staged) view was broken, e.g. reading a missing file. `fsCode` is the
+ * POSIX name of the same condition so callers used to node:fs can match on it.
+ */
+export class WorkspaceFsError extends JukeboxError {
+  readonly path: string;
+  readonly fsCode: FsCode;
+  constructor(path: string, fsCode: FsCode, detail: string) {
+    super('WORKSPACE_FS', `${fsCode}: ${JSON.stringify(path)} ${detail}`, { nonRetryable: true });
+    this.path = path;
+    this.fsCode = fsCode;
+  }
+}
+crossRealmError('WorkspaceFsError', WorkspaceFsError);
+
+/** `StagedWorkspace.open` was given a root or staging directory it cannot safely use. */
+export class WorkspaceConfigError extends JukeboxError {
+  constructor(message: string, cause?: unknown) {
+    super('WORKSPACE_CONFIG', message, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('WorkspaceConfigError', WorkspaceConfigError);
+
+/** The staging area on disk is unreadable or inconsistent (hand-edited, another program, disk fault). */
+export class StagingCorruptError extends JukeboxError {
+  readonly file: string;
+  constructor(file: string, detail: string, cause?: unknown) {
+    super(
+      'STAGING_CORRUPT',
+      `staging file ${file} is unusable: ${detail}; inspect it, then discard() the staging area if it cannot be repaired`,
+      { cause, nonRetryable: true },
+    );
+    this.file = file;
+  }
+}
+crossRealmError('StagingCorruptError', StagingCorruptError);
+
+/** A commit journal from an interrupted commit is on disk: the real tree is half-applied until it is finished. */
+export class CommitPendingError extends JukeboxError {
+  constructor(stagingDir: string, attempted: string) {
+    super(
+      'COMMIT_PENDING',
+      `cannot ${attempted}: an interrupted commit journal is in ${stagingDir}; call recover() or commit() to finish it first (rollback is impossible once a commit has started)`,
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('CommitPendingError', CommitPendingError);
+
+/** A real file under a staged path changed after it was staged; committing would overwrite someone's work. */
+export class CommitConflictError extends JukeboxError {
+  readonly paths: string[];
+  constructor(paths: string[]) {
+    super(
+      'COMMIT_CONFLICT',
+      `commit refused, nothing was written: the real ${paths.length === 1 ? 'entry' : 'entries'} ${paths
+        .slice(0, 10)
+        .map((p) => JSON.stringify(p))
+        .join(
+          ', ',
+        )} changed since they were staged; re-read them and stage again, or discard(), or commit({ force: true }) to overwrite`,
+      { nonRetryable: true },
+    );
+    this.paths = paths;
+  }
+}
+crossRealmError('CommitConflictError', CommitConflictError);

@@ -1,0 +1,793 @@
+/**
+ * The file part of the Shadow Booth: a copy-on-write overlay over a real directory. Reads fall through to the
+ * real tree; writes go to a staging area on disk and reach the real tree only through commit(). See
+ * docs/shadow-booth.md for the rules.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import { constants as C } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import {
+  confirmParents,
+  type FaultHook,
+  JOURNAL_FORMAT,
+  type Journal,
+  loadJournal,
+  planSteps,
+  removeStaging,
+  runJournal,
+  writeJournal,
+} from './commit';
+import { isText, unifiedDiff } from './diff';
+import { atomicWrite, isCode, lstatOrNull, sha256 } from './durable';
+import {
+  CommitConflictError,
+  CommitPendingError,
+  PathEscapeError,
+  PathRefusedError,
+  WorkspaceConfigError,
+  WorkspaceFsError,
+} from './errors';
+import {
+  type Base,
+  BLOBS_DIR,
+  type DirEntry,
+  type Entry,
+  type FileEntry,
+  JOURNAL_FILE,
+  loadManifest,
+  MANIFEST_FORMAT,
+  MARKER_FILE,
+  saveManifest,
+} from './manifest';
+import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
+
+export interface StagedWorkspaceOptions {
+  /** The real directory agents work in. Must exist. */
+  root: string;
+  /** Where staged content, the manifest and the commit journal live; created on the first write. */
+  stagingDir: string;
+  /**
+   * Called at named points (`stage:before-manifest`, `stage:manifest-written`, `commit:planned`, `commit:journal-written`,
+   * `commit:file-applied:N`, `commit:applied`, `commit:manifest-removed`, `commit:done`) so tests can crash there.
+   */
+  faultPoint?: FaultHook;
+  /**
+   * Real files with more than one link may share their inode with a file outside the root. `refuse` (default)
+   * refuses reading or rewriting their content; `copy-on-write` allows it, and commit replaces the name with a
+   * fresh inode so the other links keep the old bytes.
+   */
+  hardLinks?: 'refuse' | 'copy-on-write';
+  /** Mode of newly created files (default 0o644) and directories (default 0o755). */
+  fileMode?: number;
+  dirMode?: number;
+}
+
+export type NodeType = 'file' | 'dir';
+
+export interface WorkspaceStat {
+  type: NodeType;
+  size: number;
+  /** Permission bits (mode & 0o7777). */
+  mode: number;
+  /** True when this path's state comes from the staging area rather than the real tree. */
+  staged: boolean;
+}
+
+export type ChangeOp = 'write' | 'delete' | 'mkdir' | 'chmod' | 'rename';
+
+export interface Change {
+  path: string;
+  op: ChangeOp;
+  /** For a rename: where the entry came from. */
+  from?: string;
+  /** The state after commit. */
+  after:
+    | { type: 'file'; hash: string; size: number; mode: number }
+    | { type: 'dir'; mode: number }
+    | { type: 'none' };
+  /** What the real tree held when the path was first staged. */
+  before: Base;
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Unified line diff, for text files of bounded size. */
+  diff?: string;
+  /** One line a human or a verifier model can read. */
+  summary: string;
+}
+
+export interface CommitResult {
+  /** Journal steps applied (files written, directories made, trees deleted). */
+  steps: number;
+  /** True when the call finished a commit an earlier process had started. */
+  recovered: boolean;
+}
+
+type Resolved = {
+  rel: Rel;
+  key: string;
+  input: string;
+  entry: Entry | undefined;
+  /** lstat of the real path when it is visible (no staged ancestor hides it). */
+  real: Stats | null;
+  /** An ancestor in staging hides the real entries at and below this path. */
+  hidden: boolean;
+  type: NodeType | 'none';
+};
+
+const NOENT = new Set(['ENOENT', 'ENOTDIR']);
+
+export class StagedWorkspace {
+  readonly root: string;
+  readonly stagingDir: string;
+  private readonly roots: string[];
+  private readonly stagingRel: Rel | null;
+  private readonly fault: FaultHook;
+  private readonly hardLinks: 'refuse' | 'copy-on-write';
+  private readonly fileMode: number;
+  private readonly dirMode: number;
+  private entries: Record<string, Entry>;
+  private pending: boolean;
+  private stagingReady = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    o: StagedWorkspaceOptions,
+    root: string,
+    roots: string[],
+    stagingDir: string,
+    entries: Record<string, Entry>,
+    pending: boolean,
+  ) {
+    this.root = root;
+    this.roots = roots;
+    this.stagingDir = stagingDir;
+    const inside = isWithin(root, stagingDir);
+    this.stagingRel = inside ? path.relative(root, stagingDir).split(path.sep) : null;
+    this.fault = o.faultPoint ?? (() => {});
+    this.hardLinks = o.hardLinks ?? 'refuse';
+    this.fileMode = o.fileMode ?? 0o644;
+    this.dirMode = o.dirMode ?? 0o755;
+    this.entries = entries;
+    this.pending = pending;
+  }
+
+  /**
+   * Opens the overlay without copying anything: cost is a realpath of the root and reading the manifest, if a
+   * previous process left one (that is how a restarted worker or a Temporal retry sees its staged changes).
+   */
+  static async open(o: StagedWorkspaceOptions): Promise<StagedWorkspace> {
+    let root: string;
+    try {
+      root = await fs.realpath(path.resolve(o.root));
+    } catch (err) {
+      throw new WorkspaceConfigError(`workspace root ${o.root} does not exist; create it first`, err);
+    }
+    if (!(await fs.stat(root)).isDirectory())
+      throw new WorkspaceConfigError(`workspace root ${root} is not a directory; pass a directory`);
+    const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
+    if (isWithin(stagingDir, root))
+      throw new WorkspaceConfigError(
+        `stagingDir ${stagingDir} is the workspace root or contains it; put it beside or inside the root`,
+      );
+    const st = await lstatOrNull(stagingDir);
+    let entries: Record<string, Entry> = {};
+    let pending = false;
+    if (st !== null) {
+      if (!st.isDirectory() || st.isSymbolicLink())
+        throw new WorkspaceConfigError(
+          `stagingDir ${stagingDir} exists and is not a directory; pick another path`,
+        );
+      const names = await fs.readdir(stagingDir);
+      if (names.length > 0 && !names.includes(MARKER_FILE))
+        throw new WorkspaceConfigError(
+          `stagingDir ${stagingDir} is a non-empty directory that is not a staging area (no ${MARKER_FILE}); pick an empty or new path`,
+        );
+      entries = (await loadManifest(stagingDir, root))?.entries ?? {};
+      pending = names.includes(JOURNAL_FILE);
+    }
+    const roots = [...new Set([path.resolve(o.root), root])];
+    return new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
+  }
+
+  // ── reads ──────────────────────────────────────────────────────────────────────────────────────────────
+
+  async readFile(p: string): Promise<Buffer>;
+  async readFile(p: string, encoding: BufferEncoding): Promise<string>;
+  async readFile(p: string, encoding?: BufferEncoding): Promise<Buffer | string> {
+    const r = await this.resolve(this.input(p, false), p);
+    if (r.type === 'none') throw new WorkspaceFsError(p, 'ENOENT', 'does not exist in the workspace');
+    if (r.type === 'dir') throw new WorkspaceFsError(p, 'EISDIR', 'is a directory; use readdir()');
+    const data = await this.content(r, true);
+    return encoding === undefined ? data : data.toString(encoding);
+  }
+
+  async stat(p: string): Promise<WorkspaceStat> {
+    const r = await this.resolve(this.input(p, false), p);
+    if (r.type === 'none') throw new WorkspaceFsError(p, 'ENOENT', 'does not exist in the workspace');
+    const e = r.entry;
+    if (e !== undefined && e.kind !== 'whiteout')
+      return { type: r.type, size: e.kind === 'file' ? e.size : 0, mode: e.mode, staged: true };
+    const st = r.real!;
+    return { type: r.type, size: st.isFile() ? st.size : 0, mode: st.mode & 0o7777, staged: false };
+  }
+
+  /** False for a missing path; a path that escapes or is refused still throws, so probing reveals nothing. */
+  async exists(p: string): Promise<boolean> {
+    try {
+      return (await this.resolve(this.input(p, false), p)).type !== 'none';
+    } catch (err) {
+      if (err instanceof WorkspaceFsError && NOENT.has(err.fsCode)) return false;
+      throw err;
+    }
+  }
+
+  /** Names in the merged view, sorted. Symlinks and special files in the real tree are listed but unusable. */
+  async readdir(p: string): Promise<string[]> {
+    const r = await this.resolve(this.input(p, false), p);
+    if (r.type === 'none') throw new WorkspaceFsError(p, 'ENOENT', 'does not exist in the workspace');
+    if (r.type === 'file') throw new WorkspaceFsError(p, 'ENOTDIR', 'is a file; use readFile()');
+    return this.list(r);
+  }
+
+  // ── staged writes ──────────────────────────────────────────────────────────────────────────────────────
+
+  async writeFile(p: string, data: Uint8Array | string, opts: { mode?: number } = {}): Promise<void> {
+    await this.mutate('write', async (next) => {
+      const r = await this.resolve(this.input(p, true), p);
+      const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data);
+      if (r.type === 'dir')
+        throw new WorkspaceFsError(p, 'EISDIR', 'is a directory; a file cannot replace it');
+      if (r.type === 'file') this.checkHardLink(r, 'overwrite');
+      const mode = opts.mode ?? (r.type === 'file' ? this.modeOf(r) : this.fileMode);
+      await this.putFile(next, r, bytes, mode, 'write');
+    });
+  }
+
+  async appendFile(p: string, data: Uint8Array | string): Promise<void> {
+    await this.mutate('append', async (next) => {
+      const r = await this.resolve(this.input(p, true), p);
+      if (r.type === 'dir') throw new WorkspaceFsError(p, 'EISDIR', 'is a directory; cannot append to it');
+      const extra = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data);
+      const old = r.type === 'file' ? await this.content(r, true) : Buffer.alloc(0);
+      const mode = r.type === 'file' ? this.modeOf(r) : this.fileMode;
+      await this.putFile(next, r, Buffer.concat([old, extra]), mode, 'write');
+    });
+  }
+
+  async mkdir(p: string, opts: { recursive?: boolean; mode?: number } = {}): Promise<void> {
+    await this.mutate('mkdir', async (next) => {
+      const rel = this.input(p, true);
+      for (let i = 1; i <= rel.length; i++) {
+        const last = i === rel.length;
+        // Resolve against `next`, so ancestors created earlier in this call count as existing.
+        const r = await this.resolve(rel.slice(0, i), p, next);
+        if (r.type === 'dir') {
+          if (last && !opts.recursive) throw new WorkspaceFsError(p, 'EEXIST', 'already exists');
+          continue;
+        }
+        if (r.type === 'file')
+          throw new WorkspaceFsError(p, last ? 'EEXIST' : 'ENOTDIR', `${r.key} is a file, not a directory`);
+        if (!last && !opts.recursive)
+          throw new WorkspaceFsError(p, 'ENOENT', `parent ${r.key} does not exist; pass { recursive: true }`);
+        next[r.key] = {
+          kind: 'dir',
+          op: 'mkdir',
+          mode: opts.mode ?? this.dirMode,
+          opaque: true,
+          base: await this.baseOf(r),
+        };
+      }
+    });
+  }
+
+  async rm(p: string, opts: { recursive?: boolean; force?: boolean } = {}): Promise<void> {
+    await this.mutate('rm', async (next) => {
+      let r: Resolved;
+      try {
+        r = await this.resolve(this.input(p, true), p);
+      } catch (err) {
+        if (opts.force && err instanceof WorkspaceFsError && NOENT.has(err.fsCode)) return;
+        throw err;
+      }
+      if (r.type === 'none') {
+        if (opts.force) return;
+        throw new WorkspaceFsError(p, 'ENOENT', 'does not exist in the workspace');
+      }
+      if (r.type === 'dir' && !opts.recursive && (await this.list(r)).length > 0)
+        throw new WorkspaceFsError(p, 'ENOTEMPTY', 'is a non-empty directory; pass { recursive: true }');
+      removeAt(next, r.key, await this.baseOf(r));
+    });
+  }
+
+  /** Moves a file or a directory tree; a real tree is copied into staging (cost grows with its size). */
+  async rename(from: string, to: string): Promise<void> {
+    await this.mutate('rename', async (next) => {
+      const a = this.input(from, true);
+      const b = this.input(to, true);
+      if (relKey(a) === relKey(b)) return;
+      if (startsWith(b, a))
+        throw new WorkspaceFsError(to, 'EINVAL', `is inside ${from}; cannot move a directory into itself`);
+      const src = await this.resolve(a, from);
+      if (src.type === 'none') throw new WorkspaceFsError(from, 'ENOENT', 'does not exist in the workspace');
+      const dst = await this.resolve(b, to);
+      if (dst.type === 'dir' && src.type === 'file')
+        throw new WorkspaceFsError(to, 'EISDIR', 'is a directory; a file cannot replace it');
+      if (dst.type === 'file' && src.type === 'dir')
+        throw new WorkspaceFsError(to, 'ENOTDIR', 'is a file; a directory cannot replace it');
+      if (dst.type === 'dir' && (await this.list(dst)).length > 0)
+        throw new WorkspaceFsError(to, 'ENOTEMPTY', 'is a non-empty directory');
+      const items: { suffix: Rel; entry: FileEntry | DirEntry }[] = [];
+      await this.collect(src, [], items);
+      const dstBase = await this.baseOf(dst);
+      const srcBase = await this.baseOf(src);
+      removeAt(next, src.key, srcBase);
+      if (dst.type !== 'none') removeAt(next, dst.key, dstBase);
+      for (const { suffix, entry } of items) {
+        const key = relKey([...b, ...suffix]);
+        // Below the moved top, the real tree at the destination is hidden by the new (opaque) directory.
+        const base: Base = suffix.length === 0 ? dstBase : { type: 'hidden' };
+        next[key] = { ...entry, op: 'rename', from: relKey([...a, ...suffix]), base };
+      }
+    });
+  }
+
+  async chmod(p: string, mode: number): Promise<void> {
+    await this.mutate('chmod', async (next) => {
+      const r = await this.resolve(this.input(p, true), p);
+      if (r.type === 'none') throw new WorkspaceFsError(p, 'ENOENT', 'does not exist in the workspace');
+      const bits = mode & 0o7777;
+      const e = r.entry;
+      if (e !== undefined && e.kind !== 'whiteout') {
+        next[r.key] = { ...e, mode: bits };
+      } else if (r.type === 'dir') {
+        next[r.key] = { kind: 'dir', op: 'chmod', mode: bits, opaque: false, base: await this.baseOf(r) };
+      } else {
+        // Commit never chmods a real file in place (its inode may be shared); it writes a fresh copy.
+        this.checkHardLink(r, 'chmod');
+        await this.putFile(next, r, await this.content(r, true), bits, 'chmod');
+      }
+    });
+  }
+
+  // ── change set, rollback, commit ───────────────────────────────────────────────────────────────────────
+
+  /** The staged change set, parents before children, with sizes and text diffs for verifiers. */
+  async changes(): Promise<Change[]> {
+    const out: Change[] = [];
+    for (const key of Object.keys(this.entries).sort(byRel)) {
+      const e = this.entries[key]!;
+      const before = e.base;
+      const bytesBefore = before.type === 'file' ? before.size : 0;
+      let after: Change['after'];
+      let op: ChangeOp;
+      if (e.kind === 'whiteout') {
+        after = { type: 'none' };
+        op = 'delete';
+      } else if (e.kind === 'dir') {
+        after = { type: 'dir', mode: e.mode };
+        op = e.op;
+      } else {
+        after = { type: 'file', hash: e.hash, size: e.size, mode: e.mode };
+        op = e.op === 'write' && before.type === 'file' && before.hash === e.hash ? 'chmod' : e.op;
+      }
+      const bytesAfter = after.type === 'file' ? after.size : 0;
+      const c: Change = { path: key, op, before, after, bytesBefore, bytesAfter, summary: '' };
+      if (e.kind !== 'whiteout' && e.from !== undefined) c.from = e.from;
+      if (e.kind === 'file') {
+        const now = await this.readBlob(e.hash);
+        const old = before.type === 'file' ? await this.realIfUnchanged(key, before.hash) : Buffer.alloc(0);
+        if (old !== null && isText(now) && isText(old)) {
+          const d = unifiedDiff(key, old.toString('utf8'), now.toString('utf8'));
+          if (d !== null) c.diff = d;
+        }
+      }
+      c.summary = summarize(c);
+      out.push(c);
+    }
+    return out;
+  }
+
+  /** Throws the staging area away. Nothing on the real disk changed, so this is a complete rollback. */
+  async discard(): Promise<void> {
+    await this.exclusive(async () => {
+      if (this.pending || (await lstatOrNull(path.join(this.stagingDir, JOURNAL_FILE))) !== null)
+        throw new CommitPendingError(this.stagingDir, 'discard');
+      await this.dropStaging();
+    });
+  }
+
+  /**
+   * Applies the change set to the real root, one atomic rename per file, behind a commit journal; then removes
+   * the staging area. Finishes an interrupted commit first if one is on disk. `force` skips the check that the
+   * real entries are still what they were when staged.
+   */
+  async commit(opts: { force?: boolean } = {}): Promise<CommitResult> {
+    return this.exclusive(async () => {
+      const resumed = await this.finishPending();
+      if (resumed !== null) return resumed;
+      if (Object.keys(this.entries).length === 0) {
+        await this.dropStaging();
+        await this.fault('commit:done');
+        return { steps: 0, recovered: false };
+      }
+      if (!opts.force) {
+        const conflicts = await this.conflicts();
+        if (conflicts.length > 0) throw new CommitConflictError(conflicts);
+      }
+      const j: Journal = {
+        format: JOURNAL_FORMAT,
+        id: randomBytes(8).toString('hex'),
+        root: this.root,
+        state: 'applying',
+        steps: planSteps(this.entries),
+      };
+      await this.fault('commit:planned');
+      await this.ensureStaging();
+      await writeJournal(this.stagingDir, j);
+      this.pending = true;
+      await this.fault('commit:journal-written');
+      await runJournal(this.root, this.stagingDir, j, this.fault);
+      this.reset();
+      await this.fault('commit:done');
+      return { steps: j.steps.length, recovered: false };
+    });
+  }
+
+  /**
+   * Brings this instance in line with the disk after a crash: finishes an interrupted commit, removes a
+   * half-removed staging area, and reloads the manifest. Idempotent.
+   */
+  async recover(): Promise<CommitResult> {
+    return this.exclusive(async () => {
+      const resumed = await this.finishPending();
+      if (resumed !== null) return resumed;
+      const m = await loadManifest(this.stagingDir, this.root);
+      this.entries = m?.entries ?? {};
+      if (m === null && (await lstatOrNull(path.join(this.stagingDir, MARKER_FILE))) !== null)
+        await this.dropStaging();
+      return { steps: 0, recovered: false };
+    });
+  }
+
+  // ── internals ──────────────────────────────────────────────────────────────────────────────────────────
+
+  private async finishPending(): Promise<CommitResult | null> {
+    const j = await loadJournal(this.stagingDir, this.root);
+    if (j === null) {
+      this.pending = false;
+      return null;
+    }
+    await runJournal(this.root, this.stagingDir, j, this.fault);
+    this.reset();
+    await this.fault('commit:done');
+    return { steps: j.steps.length, recovered: true };
+  }
+
+  private reset(): void {
+    this.entries = {};
+    this.pending = false;
+    this.stagingReady = false;
+  }
+
+  private async dropStaging(): Promise<void> {
+    if ((await lstatOrNull(this.stagingDir)) !== null) await removeStaging(this.stagingDir, () => {});
+    this.reset();
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Runs a staged operation on a copy of the entries; only a successfully written manifest replaces them. */
+  private async mutate(what: string, fn: (next: Record<string, Entry>) => Promise<void>): Promise<void> {
+    await this.exclusive(async () => {
+      if (this.pending) throw new CommitPendingError(this.stagingDir, what);
+      const next = structuredClone(this.entries);
+      await fn(next);
+      await this.fault('stage:before-manifest');
+      await this.ensureStaging();
+      await saveManifest(this.stagingDir, { format: MANIFEST_FORMAT, root: this.root, entries: next });
+      this.entries = next;
+      await this.fault('stage:manifest-written');
+    });
+  }
+
+  private async ensureStaging(): Promise<void> {
+    if (this.stagingReady) return;
+    await fs.mkdir(path.join(this.stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
+    const marker = path.join(this.stagingDir, MARKER_FILE);
+    if ((await lstatOrNull(marker)) === null)
+      await atomicWrite(
+        marker,
+        'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
+        0o600,
+      );
+    this.stagingReady = true;
+  }
+
+  private input(p: string, mutate: boolean): Rel {
+    const rel = normalizeInput(p, this.roots);
+    if (Buffer.byteLength(path.join(this.root, ...rel)) > MAX_PATH_BYTES)
+      throw new PathRefusedError(
+        p,
+        'path-too-long',
+        `with the root prefix it exceeds ${MAX_PATH_BYTES} bytes`,
+      );
+    if (this.stagingRel !== null && startsWith(rel, this.stagingRel))
+      throw new PathRefusedError(
+        p,
+        'staging-dir',
+        'it is inside the staging area, which only the booth may touch',
+      );
+    if (mutate && rel.length === 0)
+      throw new PathRefusedError(p, 'root', 'the workspace root itself cannot be written, moved or deleted');
+    return rel;
+  }
+
+  /**
+   * Walks the merged view one component at a time. Every visible real component is lstat'ed and any symlink or
+   * special file refuses the whole path, which is what makes the lexical `..` handling in paths.ts sound.
+   */
+  private async resolve(rel: Rel, input: string, entries = this.entries): Promise<Resolved> {
+    let hidden = false;
+    let real: Stats | null = await this.realLstat([], input);
+    for (let i = 0; i < rel.length; i++) {
+      const prefix = rel.slice(0, i + 1);
+      const key = relKey(prefix);
+      const last = i === rel.length - 1;
+      const entry = entries[key];
+      const realIrrelevant = entry !== undefined && (entry.kind !== 'dir' || entry.opaque);
+      real = hidden || realIrrelevant ? null : await this.realLstat(prefix, input);
+      let type: Resolved['type'];
+      if (entry !== undefined) type = entry.kind === 'whiteout' ? 'none' : entry.kind;
+      else type = real === null ? 'none' : real.isDirectory() ? 'dir' : 'file';
+      if (last) return { rel, key, input, entry, real, hidden, type };
+      if (type === 'none') throw new WorkspaceFsError(input, 'ENOENT', `parent ${key} does not exist`);
+      if (type === 'file') throw new WorkspaceFsError(input, 'ENOTDIR', `parent ${key} is a file`);
+      if (entry?.kind === 'dir' && (entry.opaque || real === null || !real.isDirectory())) hidden = true;
+    }
+    return { rel, key: '', input, entry: undefined, real, hidden: false, type: 'dir' };
+  }
+
+  private async realLstat(prefix: Rel, input: string): Promise<Stats | null> {
+    const p = path.join(this.root, ...prefix);
+    const st = await lstatOrNull(p);
+    if (st === null) return null;
+    if (st.isSymbolicLink()) {
+      const target = await fs.readlink(p);
+      const abs = path.resolve(path.dirname(p), target);
+      let landed = abs;
+      try {
+        landed = await fs.realpath(abs);
+      } catch {
+        // A dangling link is judged by where it points lexically.
+      }
+      const where = relKey(prefix);
+      if (!this.roots.some((r) => isWithin(r, landed)))
+        throw new PathEscapeError(input, 'symlink-outside-root', `${where} is a symlink to ${target}`);
+      throw new PathRefusedError(
+        input,
+        'symlink',
+        `${where} is a symlink (to ${target}, inside the root); the booth does not follow symlinks, use the target path`,
+      );
+    }
+    if (!st.isFile() && !st.isDirectory())
+      throw new PathRefusedError(
+        input,
+        'special-file',
+        `${relKey(prefix)} is a device, FIFO or socket; only regular files and directories are accessible`,
+      );
+    return st;
+  }
+
+  private checkHardLink(r: Resolved, what: string): void {
+    if (r.entry !== undefined || r.real === null || this.hardLinks === 'copy-on-write') return;
+    if (r.real.nlink > 1)
+      throw new PathRefusedError(
+        r.input,
+        'hard-link',
+        `it has ${r.real.nlink} hard links and may share its inode with a file outside the root, so ${what} is refused; open the workspace with hardLinks: 'copy-on-write' to work on a private copy`,
+      );
+  }
+
+  private modeOf(r: Resolved): number {
+    const e = r.entry;
+    if (e !== undefined && e.kind !== 'whiteout') return e.mode;
+    return (r.real?.mode ?? this.fileMode) & 0o7777;
+  }
+
+  /** Content of a resolved file. `policy` false is for hashing only, where hard-link content never leaves. */
+  private async content(r: Resolved, policy: boolean): Promise<Buffer> {
+    const e = r.entry;
+    if (e?.kind === 'file') return this.readBlob(e.hash);
+    if (policy) this.checkHardLink(r, 'reading its content');
+    return this.readReal(r.rel, r.real!, r.input);
+  }
+
+  /**
+   * O_NOFOLLOW + O_NONBLOCK, then fstat against the earlier lstat: if the file was swapped for a link or a FIFO
+   * since the walk, the open fails or the inode differs, instead of reading through it or hanging.
+   */
+  private async readReal(rel: Rel, st: Stats, input: string): Promise<Buffer> {
+    const p = path.join(this.root, ...rel);
+    let fh: fs.FileHandle;
+    try {
+      fh = await fs.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
+    } catch (err) {
+      if (isCode(err, 'ELOOP'))
+        throw new PathRefusedError(input, 'symlink', `${relKey(rel)} became a symlink while being opened`);
+      throw err;
+    }
+    try {
+      const now = await fh.stat();
+      if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev)
+        throw new WorkspaceFsError(input, 'EINVAL', 'was replaced while being opened; retry the read');
+      return await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private async readBlob(hash: string): Promise<Buffer> {
+    return fs.readFile(path.join(this.stagingDir, BLOBS_DIR, hash));
+  }
+
+  private async putBlob(data: Buffer): Promise<string> {
+    const hash = sha256(data);
+    await this.ensureStaging();
+    const file = path.join(this.stagingDir, BLOBS_DIR, hash);
+    if ((await lstatOrNull(file)) === null) await atomicWrite(file, data, 0o600);
+    return hash;
+  }
+
+  private async putFile(
+    next: Record<string, Entry>,
+    r: Resolved,
+    data: Buffer,
+    mode: number,
+    op: FileEntry['op'],
+  ): Promise<void> {
+    const base = await this.baseOf(r);
+    const hash = await this.putBlob(data);
+    next[r.key] = { kind: 'file', op, hash, size: data.byteLength, mode: mode & 0o7777, base };
+  }
+
+  /** What the real tree holds at a path, kept from the first time the path was staged. */
+  private async baseOf(r: Resolved): Promise<Base> {
+    if (r.entry !== undefined) return r.entry.base;
+    if (r.hidden) return { type: 'hidden' };
+    if (r.real === null) return { type: 'none' };
+    if (r.real.isDirectory()) return { type: 'dir', mode: r.real.mode & 0o7777 };
+    const data = await this.readReal(r.rel, r.real, r.input);
+    return { type: 'file', hash: sha256(data), size: data.byteLength, mode: r.real.mode & 0o7777 };
+  }
+
+  private async list(r: Resolved): Promise<string[]> {
+    const names = new Set<string>();
+    const e = r.entry;
+    const realVisible =
+      !r.hidden && r.real?.isDirectory() && (e === undefined || (e.kind === 'dir' && !e.opaque));
+    if (realVisible) {
+      for (const name of await fs.readdir(path.join(this.root, ...r.rel))) {
+        const child = [...r.rel, name];
+        if (this.stagingRel !== null && relKey(child) === relKey(this.stagingRel)) continue;
+        if (this.entries[relKey(child)]?.kind === 'whiteout') continue;
+        names.add(name);
+      }
+    }
+    const prefix = r.key === '' ? '' : `${r.key}/`;
+    for (const [key, entry] of Object.entries(this.entries)) {
+      if (entry.kind === 'whiteout' || !key.startsWith(prefix)) continue;
+      const rest = key.slice(prefix.length);
+      if (rest !== '' && !rest.includes('/')) names.add(rest);
+    }
+    return [...names].sort();
+  }
+
+  private async collect(
+    r: Resolved,
+    suffix: Rel,
+    out: { suffix: Rel; entry: FileEntry | DirEntry }[],
+  ): Promise<void> {
+    if (r.type === 'file') {
+      const e = r.entry;
+      if (e?.kind === 'file') {
+        out.push({ suffix, entry: { ...e } });
+        return;
+      }
+      this.checkHardLink(r, 'moving it');
+      const data = await this.content(r, true);
+      const hash = await this.putBlob(data);
+      const mode = this.modeOf(r);
+      out.push({
+        suffix,
+        entry: { kind: 'file', op: 'rename', hash, size: data.byteLength, mode, base: { type: 'none' } },
+      });
+      return;
+    }
+    const mode = r.entry?.kind === 'dir' ? r.entry.mode : r.real!.mode & 0o7777;
+    out.push({ suffix, entry: { kind: 'dir', op: 'rename', mode, opaque: true, base: { type: 'none' } } });
+    for (const name of await this.list(r)) {
+      const child = await this.resolve([...r.rel, name], `${r.input}/${name}`);
+      await this.collect(child, [...suffix, name], out);
+    }
+  }
+
+  /** Real entries that no longer match what they were when first staged. */
+  private async conflicts(): Promise<string[]> {
+    const out: string[] = [];
+    for (const [key, e] of Object.entries(this.entries)) {
+      const b = e.base;
+      if (b.type === 'hidden') continue;
+      await confirmParents(this.root, key);
+      const st = await lstatOrNull(path.join(this.root, ...keyRel(key)));
+      if (b.type === 'none') {
+        if (st !== null) out.push(key);
+      } else if (b.type === 'dir') {
+        if (st === null || !st.isDirectory()) out.push(key);
+      } else if (st === null || !st.isFile() || (st.mode & 0o7777) !== b.mode) {
+        out.push(key);
+      } else if ((await this.realIfUnchanged(key, b.hash)) === null) out.push(key);
+    }
+    return out.sort(byRel);
+  }
+
+  private async realIfUnchanged(key: string, hash: string): Promise<Buffer | null> {
+    try {
+      const rel = keyRel(key);
+      const st = await lstatOrNull(path.join(this.root, ...rel));
+      if (st === null || !st.isFile()) return null;
+      const data = await this.readReal(rel, st, key);
+      return sha256(data) === hash ? data : null;
+    } catch {
+      return null;
+    }
+  }
+}
+
+/**
+ * Drops everything staged at and below `key`; a whiteout is needed only when the real tree had something there
+ * when first staged, otherwise the path simply leaves the change set.
+ */
+function removeAt(entries: Record<string, Entry>, key: string, base: Base): void {
+  const prefix = `${key}/`;
+  for (const k of Object.keys(entries)) if (k === key || k.startsWith(prefix)) delete entries[k];
+  if (base.type === 'file' || base.type === 'dir') entries[key] = { kind: 'whiteout', op: 'delete', base };
+}
+
+function byRel(a: string, b: string): number {
+  const x = keyRel(a);
+  const y = keyRel(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  return x.length - y.length;
+}
+
+function summarize(c: Change): string {
+  const from = c.from !== undefined ? ` (from ${c.from})` : '';
+  if (c.after.type === 'none') return `delete ${c.path}: ${c.before.type}, ${c.bytesBefore} bytes before`;
+  if (c.after.type === 'dir') return `${c.op} ${c.path}/${from}: directory, mode ${c.after.mode.toString(8)}`;
+  let lines = '';
+  if (c.diff !== undefined) {
+    const body = c.diff.split('\n').slice(2);
+    const plus = body.filter((l) => l.startsWith('+')).length;
+    const minus = body.filter((l) => l.startsWith('-')).length;
+    lines = `, +${plus} -${minus} lines`;
+  }
+  return `${c.op} ${c.path}${from}: ${c.bytesBefore} -> ${c.bytesAfter} bytes, mode ${c.after.mode.toString(8)}${lines}`;
+}
+
+async function canonicalStaging(p: string): Promise<string> {
+  try {
+    return await fs.realpath(p);
+  } catch {
+    try {
+      return path.join(await fs.realpath(path.dirname(p)), path.basename(p));
+    } catch {
+      return p;
+    }
+  }
+}
