@@ -1,7 +1,19 @@
-import path from 'node:path';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  type NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
+import {
+  createRecorderActivities,
+  hashWorkflowBundle,
+  TapeRecorder,
+  type TapeRecorderOptions,
+  TapeRecordingInterceptor,
+} from '../recorder';
 import { type ToolDefinition, ToolRegistry } from '../tools';
 
 export const DEFAULT_TASK_QUEUE = 'jukebox';
@@ -16,21 +28,51 @@ export interface JukeboxWorkerOptions {
   workflowsPath?: string;
   /** A pre-built bundle saves the seconds of bundling when many workers start (tests, benchmarks). */
   workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * The flight recorder: on by default, writing one tape per run under `$JUKEBOX_TAPE_DIR` (else
+   * `.jukebox/tapes`). `false` switches it off for this worker, e.g. for benchmarks that measure its cost.
+   */
+  tape?: false | TapeRecorderOptions;
 }
 
-export function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Worker> {
-  const activities = createStepActivities({
-    llm: new LlmClient(options.endpoints),
-    tools: new ToolRegistry(options.tools),
-  });
+export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Worker> {
+  let bundle = options.workflowBundle;
+  let recorder: TapeRecorder | undefined;
+  if (options.tape !== false) {
+    // Recording needs the bundle's hash for the tape header, so bundle here what Worker.create would bundle.
+    bundle ??= await bundleWorkflowCode({
+      workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+      logger: Runtime.instance().logger,
+    });
+    const tape = options.tape ?? {};
+    const endpointKeys = Object.values(options.endpoints).flatMap((e) => (e ? [e.apiKey] : []));
+    recorder = new TapeRecorder({
+      ...tape,
+      agentCodeHash: tape.agentCodeHash ?? (await hashWorkflowBundle(bundle)),
+      redaction: { ...tape.redaction, secrets: [...(tape.redaction?.secrets ?? []), ...endpointKeys] },
+    });
+  }
+  const activities = {
+    ...createStepActivities({
+      llm: new LlmClient(options.endpoints),
+      tools: new ToolRegistry(options.tools),
+    }),
+    ...createRecorderActivities(recorder),
+  };
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts') }),
+    ...(bundle
+      ? { workflowBundle: bundle }
+      : { workflowsPath: options.workflowsPath ?? require.resolve('../workflows') }),
     activities,
-    interceptors: { activity: [() => ({ inbound: new FailureMappingInterceptor() })] },
+    // FailureMapping first, so it is the outer one: the recorder sees the original typed errors.
+    interceptors: {
+      activity: [
+        () => ({ inbound: new FailureMappingInterceptor() }),
+        ...(recorder ? [() => ({ inbound: new TapeRecordingInterceptor(recorder) })] : []),
+      ],
+    },
   });
 }

@@ -1,6 +1,9 @@
 import {
   ApplicationFailure,
+  CancellationScope,
   defineQuery,
+  isCancellation,
+  log,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -9,10 +12,28 @@ import type { StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
 import { JukeboxError } from '../errors/JukeboxError';
 import type { LlmResponse } from '../llm/types';
+import type { RecorderActivities } from '../recorder/activities';
+import type { Observation, RecordOutcomeInput } from '../recorder/observations';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 
 /** Steps finished so far, for clients that show progress while a run is going. */
 export const progressQuery = defineQuery<StepSummary[]>('jukebox.progress');
+
+function describeFailure(err: unknown): NonNullable<RecordOutcomeInput['error']> {
+  // An activity failure's own message is generic ("Activity task failed"); the cause says what happened.
+  const e = err as
+    | { name?: string; message?: string; cause?: { message?: string; type?: string } }
+    | undefined;
+  const cause = e?.cause;
+  const out: NonNullable<RecordOutcomeInput['error']> = {
+    name: e?.name ?? 'Error',
+    message: cause?.message ? `${e?.message ?? ''}: ${cause.message}` : (e?.message ?? String(err)),
+  };
+  const type = cause?.type ?? (e as { type?: string } | undefined)?.type;
+  if (typeof type === 'string') out.type = type;
+  if (err instanceof JukeboxError) out.code = err.code;
+  return out;
+}
 
 function summarizeLlm(index: number, response: LlmResponse): StepSummary {
   const detail = response.toolCalls.length
@@ -44,10 +65,34 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         backoffCoefficient: 2,
       },
     });
+    const recorder = proxyActivities<RecorderActivities>({
+      startToCloseTimeout: 60_000,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    });
     const steps: StepSummary[] = [];
     setHandler(progressQuery, () => steps);
     let started = 0;
     const info = workflowInfo();
+    // Random and clock readings ride on the next activity's input: the workflow itself may do no I/O, and the
+    // activity's recorder writes them to the tape before that step's frames.
+    const observations: Observation[] = [];
+    let observed = 0;
+    const takeObservations = () => (observations.length ? { observations: observations.splice(0) } : {});
+    const recordOutcome = async (outcome: Omit<RecordOutcomeInput, 'step'>) => {
+      try {
+        // Still runs when the workflow was cancelled: a cancelled run's tape is sealed too.
+        await CancellationScope.nonCancellable(() =>
+          recorder.recordOutcome({ step: started, ...outcome, ...takeObservations() }),
+        );
+      } catch (err) {
+        // The agent's own result or error outranks its recording; the tape stays unsealed but verifiable.
+        log.warn('could not record the outcome on the tape', { error: String(err) });
+      }
+    };
 
     const ctx: AgentContext = {
       get steps() {
@@ -57,23 +102,37 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       runId: info.runId,
       async llm(request) {
         const step = started++;
-        const response = await activities.llmStep({ step, request });
+        const response = await activities.llmStep({ step, request, ...takeObservations() });
         steps.push(summarizeLlm(step, response));
         return response;
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;
-        const result = await activities.toolStep({ step, name, args });
+        const result = await activities.toolStep({ step, name, args, ...takeObservations() });
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
         return result as T;
       },
-      random: () => Math.random(),
-      now: () => Date.now(),
+      random: () => {
+        const value = Math.random();
+        observations.push({ kind: 'random', seq: observed++, step: started, value });
+        return value;
+      },
+      now: () => {
+        const nowMs = Date.now();
+        observations.push({ kind: 'clock', seq: observed++, step: started, nowMs });
+        return nowMs;
+      },
     };
 
     try {
-      return { output: await agent.run(ctx, input), steps };
+      const output = await agent.run(ctx, input);
+      await recordOutcome({ status: 'completed', result: output });
+      return { output, steps };
     } catch (err) {
+      await recordOutcome({
+        status: isCancellation(err) ? 'cancelled' : 'failed',
+        error: describeFailure(err),
+      });
       // A plain error thrown by workflow code would fail the workflow task and retry it forever; an agent's own
       // typed error ends the run with its retry semantics instead.
       if (err instanceof JukeboxError)

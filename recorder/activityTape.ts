@@ -1,0 +1,256 @@
+/**
+ * The frames of one activity attempt. Frames are buffered and written in batches under the tape lock: once
+ * before the step's I/O (observations, activity.start, llm.request / tool.call: what was sent, even if the
+ * worker then dies) and once at its end (chunks, response or result, activity.complete / error), so a step
+ * costs two lock round trips and, with the 'step' policy, one fsync.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LlmRequest, LlmResponse, StreamChunk } from '../llm/types';
+import { type BlobRef, type FrameKind, TapeError, TapeUsageError } from '../tape';
+import { TapeRecordError } from './errors';
+import type { Observation } from './observations';
+import type { Redactor } from './redact';
+import type { RunIdentity, TapeSession, TapeStore } from './store';
+import { errorValue, toTapeValue } from './tapeValue';
+
+export type PriceHook = (call: {
+  provider: string;
+  model: string;
+  usage: LlmResponse['usage'];
+}) => number | null;
+
+export interface ActivityIdentity {
+  workflowId: string;
+  runId: string;
+  activityId: string;
+  attempt: number;
+}
+
+export interface ActivityTapeDeps {
+  store: TapeStore;
+  redactor: Redactor;
+  costOf: PriceHook;
+  nowUs: () => number;
+}
+
+type Op = (s: TapeSession) => Promise<unknown>;
+
+const storage = new AsyncLocalStorage<ActivityTape>();
+
+/** The tape of the activity attempt running in this async context, if recording is on. */
+export function currentActivityTape(): ActivityTape | undefined {
+  return storage.getStore();
+}
+
+export function runWithActivityTape<T>(tape: ActivityTape, fn: () => Promise<T>): Promise<T> {
+  return storage.run(tape, fn);
+}
+
+/** Writes the observations the tape does not hold yet; shared with the outcome recorder. */
+export async function writeObservations(s: TapeSession, observations: readonly Observation[], nowUs: number) {
+  for (const o of observations) {
+    if (o.seq <= s.observedSeq) continue;
+    if (o.kind === 'random')
+      await s.append({
+        kind: 'random',
+        step: o.step,
+        recordedAtUs: nowUs,
+        payload: { seq: o.seq, values: [o.value] },
+      });
+    else
+      await s.append({
+        kind: 'clock',
+        step: o.step,
+        recordedAtUs: nowUs,
+        payload: { seq: o.seq, nowMs: o.nowMs },
+      });
+    s.markObserved(o.seq);
+  }
+}
+
+/**
+ * Replaces conversation arrays by message blob references and tool specs by one blob, at the top level and
+ * inside a `request`, so an activity input that resends a whole conversation costs references, not content.
+ */
+export async function compactConversation(s: TapeSession, value: unknown, step: number): Promise<unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Uint8Array)
+    return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  if (Array.isArray(out.messages)) out.messages = await s.intern(out.messages, step);
+  if (Array.isArray(out.tools)) out.tools = await s.putValue(out.tools, step);
+  if (out.request !== undefined) out.request = await compactConversation(s, out.request, step);
+  return out;
+}
+
+/**
+ * An llm step's result carries the same text and tool calls as its llm.response message; storing them as that
+ * message blob keeps the reply on the tape once.
+ */
+async function compactResult(s: TapeSession, value: unknown, step: number): Promise<unknown> {
+  const r = value as { text?: unknown; toolCalls?: unknown } | null;
+  if (!r || typeof r !== 'object' || typeof r.text !== 'string' || !Array.isArray(r.toolCalls)) return value;
+  const { text, toolCalls, ...rest } = r as Record<string, unknown>;
+  return { ...rest, message: await s.putValue({ role: 'assistant', content: text, toolCalls }, step) };
+}
+
+export class ActivityTape {
+  private ops: Op[] = [];
+  readonly path: string;
+
+  constructor(
+    private readonly deps: ActivityTapeDeps,
+    private readonly run: RunIdentity,
+    readonly identity: ActivityIdentity,
+    readonly activityType: string,
+    readonly step: number,
+  ) {
+    this.path = deps.store.pathFor(run.workflowId, run.runId);
+  }
+
+  private get ids() {
+    return { activityId: this.identity.activityId, attempt: this.identity.attempt };
+  }
+
+  private clean(v: unknown): unknown {
+    return toTapeValue(v, this.deps.redactor);
+  }
+
+  private frame(
+    kind: FrameKind,
+    build: (s: TapeSession) => Promise<Record<string, unknown>> | Record<string, unknown>,
+  ) {
+    const recordedAtUs = this.deps.nowUs();
+    this.ops.push(async (s) => s.append({ kind, step: this.step, recordedAtUs, payload: await build(s) }));
+  }
+
+  /** Writes what is buffered. A failure fails the step: a step must not complete unrecorded. */
+  async flush(what: string): Promise<void> {
+    if (this.ops.length === 0) return;
+    const ops = this.ops;
+    this.ops = [];
+    try {
+      await this.deps.store.withTape(this.run, async (s) => {
+        for (const op of ops) await op(s);
+      });
+    } catch (err) {
+      // A damaged or sealed tape stays that way, so retrying the step cannot help.
+      const permanent = err instanceof TapeError || err instanceof TapeUsageError;
+      throw new TapeRecordError(this.path, what, err, permanent);
+    }
+  }
+
+  start(input: unknown, observations: readonly Observation[]): void {
+    const at = this.deps.nowUs();
+    const cleanInput = this.clean(input);
+    this.ops.push((s) => writeObservations(s, observations, at));
+    this.frame('activity.start', async (s) => ({
+      workflowId: this.identity.workflowId,
+      runId: this.identity.runId,
+      ...this.ids,
+      activityType: this.activityType,
+      pid: process.pid,
+      input: await s.putValue(await compactConversation(s, cleanInput, this.step), this.step),
+    }));
+  }
+
+  async llmRequest(request: LlmRequest): Promise<void> {
+    const r = this.clean(request) as Record<string, unknown>;
+    this.frame('llm.request', async (s) => {
+      const params: Record<string, unknown> = {};
+      for (const k of ['system', 'temperature', 'maxTokens', 'stream'])
+        if (r[k] !== undefined) params[k] = r[k];
+      const payload: Record<string, unknown> = {
+        ...this.ids,
+        provider: r.provider,
+        model: r.model,
+        params,
+        messages: await s.intern((r.messages as unknown[]) ?? [], this.step),
+      };
+      if (Array.isArray(r.tools) && r.tools.length) payload.tools = await s.putValue(r.tools, this.step);
+      return payload;
+    });
+    await this.flush('the model request');
+  }
+
+  llmChunk(chunk: StreamChunk): void {
+    const payload: Record<string, unknown> = {
+      ...this.ids,
+      seq: chunk.index,
+      offsetMs: chunk.offsetMs,
+      delta: chunk.text === undefined ? null : this.clean(chunk.text),
+    };
+    // Text chunks are their text; the others (tool-call argument pieces, usage) only exist as raw events.
+    if (chunk.text === undefined) payload.raw = this.clean(chunk.raw) ?? null;
+    this.frame('llm.chunk', () => payload);
+  }
+
+  llmResponse(response: LlmResponse): void {
+    const r = this.clean(response) as LlmResponse;
+    const cost = this.deps.costOf({
+      provider: response.provider,
+      model: response.model,
+      usage: response.usage,
+    });
+    this.frame('llm.response', async (s) => ({
+      ...this.ids,
+      // The same shape the tool loop appends to the conversation, so the next request reuses this blob.
+      message: await s.putValue({ role: 'assistant', content: r.text, toolCalls: r.toolCalls }, this.step),
+      usage: r.usage,
+      stopReason: r.finishReason,
+      cost,
+      provider: r.provider,
+      model: r.model,
+      responseId: r.id,
+      chunks: r.chunks,
+    }));
+  }
+
+  async toolCall(toolName: string, args: Record<string, unknown>): Promise<void> {
+    const clean = this.clean(args);
+    this.frame('tool.call', () => ({ ...this.ids, toolName, callId: this.identity.activityId, args: clean }));
+    await this.flush('the tool call');
+  }
+
+  toolResult(output: unknown): void {
+    const clean = this.clean(output) ?? null;
+    this.frame('tool.result', async (s) => ({
+      ...this.ids,
+      callId: this.identity.activityId,
+      output: await s.putValue(clean, this.step),
+    }));
+  }
+
+  toolError(err: unknown): void {
+    const error = errorValue(err, this.deps.redactor);
+    this.frame('tool.result', () => ({
+      ...this.ids,
+      callId: this.identity.activityId,
+      error,
+      isError: true,
+    }));
+  }
+
+  async complete(result: unknown): Promise<void> {
+    const clean = this.clean(result) ?? null;
+    this.frame('activity.complete', async (s) => ({
+      workflowId: this.identity.workflowId,
+      runId: this.identity.runId,
+      ...this.ids,
+      result: (await s.putValue(await compactResult(s, clean, this.step), this.step)) as BlobRef,
+    }));
+    await this.flush('the step result');
+  }
+
+  async fail(err: unknown, outcome: { willRetry: boolean; nonRetryable: boolean }): Promise<void> {
+    const error = { ...errorValue(err, this.deps.redactor), nonRetryable: outcome.nonRetryable };
+    const { willRetry } = outcome;
+    this.frame('activity.error', () => ({
+      workflowId: this.identity.workflowId,
+      runId: this.identity.runId,
+      ...this.ids,
+      error,
+      willRetry,
+    }));
+    await this.flush('the step error');
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The worker-wide recorder: owns the tape store, the redactor and the price hook, and hands out one
+ * ActivityTape per activity attempt.
+ */
+import type { Info } from '@temporalio/activity';
+import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
+import type { RecordOutcomeInput } from './observations';
+import { type RedactionOptions, Redactor } from './redact';
+import { type RunIdentity, TapeStore, type TapeStoreOptions } from './store';
+import { errorValue, toTapeValue } from './tapeValue';
+
+export interface TapeRecorderOptions extends TapeStoreOptions {
+  redaction?: RedactionOptions;
+  /**
+   * Price table hook: the cost of one model call in USD, or null when unknown. The default knows no prices,
+   * so `cost` is null on every llm.response until one is configured.
+   */
+  costOf?: PriceHook;
+  /** Goes into every tape header; createJukeboxWorker sets it to the workflow bundle's hash. */
+  agentCodeHash?: string;
+  /** Clock for recordedAtUs, microseconds since the epoch (tests). */
+  nowUs?: () => number;
+}
+
+const defaultNowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+export class TapeRecorder {
+  readonly store: TapeStore;
+  readonly redactor: Redactor;
+  readonly agentCodeHash: string;
+  private readonly costOf: PriceHook;
+  private readonly nowUs: () => number;
+
+  constructor(options: TapeRecorderOptions = {}) {
+    this.store = new TapeStore(options);
+    this.redactor = new Redactor(options.redaction);
+    this.agentCodeHash = options.agentCodeHash ?? 'unknown';
+    this.costOf = options.costOf ?? (() => null);
+    this.nowUs = options.nowUs ?? defaultNowUs;
+  }
+
+  runOf(info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
+    return {
+      workflowId: info.workflowExecution?.workflowId ?? 'no-workflow',
+      runId: info.workflowExecution?.runId ?? 'no-run',
+      workflowType: info.workflowType ?? '',
+      taskQueue: info.taskQueue,
+      agentCodeHash: this.agentCodeHash,
+    };
+  }
+
+  forActivity(
+    info: Pick<
+      Info,
+      'workflowExecution' | 'workflowType' | 'taskQueue' | 'activityId' | 'attempt' | 'activityType'
+    >,
+    step: number,
+  ): ActivityTape {
+    const run = this.runOf(info);
+    return new ActivityTape(
+      { store: this.store, redactor: this.redactor, costOf: this.costOf, nowUs: this.nowUs },
+      run,
+      { workflowId: run.workflowId, runId: run.runId, activityId: info.activityId, attempt: info.attempt },
+      info.activityType,
+      step,
+    );
+  }
+
+  /** Writes the last observations and the outcome, then seals. A tape that is already sealed is left alone. */
+  async recordOutcome(
+    info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
+    input: RecordOutcomeInput,
+  ): Promise<{ sealed: boolean; path: string }> {
+    const run = this.runOf(info);
+    const path = this.store.pathFor(run.workflowId, run.runId);
+    const at = this.nowUs();
+    const sealed = await this.store.withTape(run, async (s) => {
+      if (s.sealed) return false;
+      await writeObservations(s, input.observations ?? [], at);
+      const outcome: Record<string, unknown> = { status: input.status };
+      if (input.result !== undefined)
+        outcome.result = await s.putValue(toTapeValue(input.result, this.redactor) ?? null, input.step);
+      if (input.error) outcome.error = toTapeValue(input.error, this.redactor);
+      await s.seal(outcome, input.step);
+      return true;
+    });
+    return { sealed, path };
+  }
+
+  describeError(err: unknown) {
+    return errorValue(err, this.redactor);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

@@ -1,0 +1,81 @@
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchOutput } from '../../agents/sample/agent';
+import { stepScript } from '../../agents/sample/stepScript';
+import { temporalConfigFromEnv } from '../../devserver/config';
+import { type ModelServer, startModelServer } from '../../modelserver';
+import { TapeStore } from '../../recorder';
+import { startAgent } from '../../runtime';
+import { readTape, verifyTape } from '../../tape';
+import { completedActivities, waitUntil } from '../support/history';
+import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
+import { tempDir } from './helpers';
+
+const STEPS = 3;
+
+describe('a run whose worker crashed', () => {
+  let model: ModelServer;
+  let connection: Connection;
+  const workers: WorkerProcess[] = [];
+  const tmp = tempDir();
+
+  beforeAll(async () => {
+    model = await startModelServer({ script: stepScript(STEPS, { chunkDelayMs: 5 }) });
+    connection = await Connection.connect({ address: temporalConfigFromEnv().address });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.kill();
+    await connection?.close();
+    await model?.close();
+    tmp.cleanup();
+  });
+
+  it('leaves a tape that verifies up to the last finished step, which the next worker continues', async () => {
+    const taskQueue = `rec-crash-${Date.now()}`;
+    const env = { JUKEBOX_TASK_QUEUE: taskQueue, JUKEBOX_MODEL_URL: model.url, JUKEBOX_TAPE_DIR: tmp.dir };
+    const first = await spawnWorker(env);
+    workers.push(first);
+    const handle = await startAgent<Record<string, unknown>, ResearchOutput>(
+      'researchAgent',
+      { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
+      {
+        connection,
+        namespace: temporalConfigFromEnv().namespace,
+        taskQueue,
+        runOptions: { heartbeatTimeoutMs: 2_000, initialRetryIntervalMs: 100 },
+      },
+    );
+    const file = new TapeStore({ dir: tmp.dir }).pathFor(handle.workflowId, (await handle.describe()).runId);
+
+    await waitUntil('two steps completed', async () => (await completedActivities(handle)) >= 2);
+    await first.kill('SIGKILL');
+
+    const crashed = verifyTape(file);
+    expect(crashed).toMatchObject({ ok: true, sealed: false });
+    const partial = readTape(file);
+    const done = partial.frames.filter((f) => f.kind === 'activity.complete').map((f) => f.step);
+    expect(done.slice(0, 2)).toEqual([0, 1]);
+    expect(partial.frames.some((f) => f.kind === 'outcome')).toBe(false);
+
+    const second = await spawnWorker(env);
+    workers.push(second);
+    const result = await handle.result();
+    expect(result.output.answer).toBe(`Done after ${STEPS} lookups.`);
+
+    expect(verifyTape(file)).toMatchObject({ ok: true, sealed: true });
+    const tape = readTape(file);
+    // The prefix the crash left is untouched: the second worker appended after it.
+    expect(tape.frames.slice(0, partial.frames.length).map((f) => f.chain)).toEqual(
+      partial.frames.map((f) => f.chain),
+    );
+    const pids = new Set(
+      tape.frames.filter((f) => f.kind === 'activity.start').map((f) => (f.payload as { pid: number }).pid),
+    );
+    expect(pids).toEqual(new Set([first.child.pid, second.child.pid]));
+    const completedSteps = new Set(
+      tape.frames.filter((f) => f.kind === 'activity.complete').map((f) => f.step),
+    );
+    expect(completedSteps.size).toBe(2 * STEPS + 1);
+    expect((tape.outcome as { status: string }).status).toBe('completed');
+  });
+});
