@@ -3,9 +3,10 @@ import path from 'node:path';
 import { installQuietRuntime } from '../runtime/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
 import { e2eRunSuite } from './suites/e2eRun';
+import { recordingSuite } from './suites/recording';
 import { tapeFormatSuite } from './suites/tapeFormat';
 
-const suites = [tapeFormatSuite, e2eRunSuite];
+const suites = [tapeFormatSuite, e2eRunSuite, recordingSuite];
 
 async function main() {
   installQuietRuntime();

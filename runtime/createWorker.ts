@@ -1,3 +1,4 @@
+import path from 'node:path';
 import {
   bundleWorkflowCode,
   type NativeConnection,
@@ -41,7 +42,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
   if (options.tape !== false) {
     // Recording needs the bundle's hash for the tape header, so bundle here what Worker.create would bundle.
     bundle ??= await bundleWorkflowCode({
-      workflowsPath: options.workflowsPath ?? require.resolve('../workflows'),
+      workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts'),
       logger: Runtime.instance().logger,
     });
     const tape = options.tape ?? {};
@@ -65,7 +66,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(bundle
       ? { workflowBundle: bundle }
-      : { workflowsPath: options.workflowsPath ?? require.resolve('../workflows') }),
+      : { workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts') }),
     activities,
     // FailureMapping first, so it is the outer one: the recorder sees the original typed errors.
     interceptors: {
