@@ -1,6 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { JukeboxError } from '../errors';
+import { JukeboxError, toApplicationFailure } from '../errors';
 
 /**
  * Turns Jukebox's typed errors into ApplicationFailures so their retry semantics reach Temporal: a
@@ -11,14 +10,7 @@ export class FailureMappingInterceptor implements ActivityInboundCallsIntercepto
     try {
       return await next(input);
     } catch (err) {
-      if (err instanceof JukeboxError)
-        throw ApplicationFailure.create({
-          message: err.message,
-          type: err.name,
-          nonRetryable: err.nonRetryable,
-          details: [{ code: err.code }],
-          cause: err,
-        });
+      if (err instanceof JukeboxError) throw toApplicationFailure(err, { keepCause: true });
       throw err;
     }
   }

@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   CancellationScope,
   defineQuery,
   isCancellation,
@@ -10,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
+import { toApplicationFailure } from '../errors/applicationFailure';
 import { JukeboxError } from '../errors/JukeboxError';
 import type { LlmResponse } from '../llm/types';
 import type { RecorderActivities } from '../recorder/activities';
@@ -135,13 +135,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       });
       // A plain error thrown by workflow code would fail the workflow task and retry it forever; an agent's own
       // typed error ends the run with its retry semantics instead.
-      if (err instanceof JukeboxError)
-        throw ApplicationFailure.create({
-          message: err.message,
-          type: err.name,
-          nonRetryable: err.nonRetryable,
-          details: [{ code: err.code }],
-        });
+      if (err instanceof JukeboxError) throw toApplicationFailure(err);
       throw err;
     }
   };
