@@ -95,6 +95,8 @@ async function compactResult(s: TapeSession, value: unknown, step: number): Prom
 
 export class ActivityTape {
   private ops: Op[] = [];
+  private chunks: unknown[][] = [];
+  private chunksStartUs = 0;
   readonly path: string;
 
   constructor(
@@ -118,13 +120,27 @@ export class ActivityTape {
   private frame(
     kind: FrameKind,
     build: (s: TapeSession) => Promise<Record<string, unknown>> | Record<string, unknown>,
+    recordedAtUs = this.deps.nowUs(),
   ) {
-    const recordedAtUs = this.deps.nowUs();
+    if (kind !== 'llm.chunk') this.emitChunks();
     this.ops.push(async (s) => s.append({ kind, step: this.step, recordedAtUs, payload: await build(s) }));
+  }
+
+  /**
+   * The chunks streamed since the last frame become one llm.chunk frame. A frame (84 bytes of head) per chunk
+   * was half of a tape's bytes for a few bytes of text each; they reach the disk together at the step's end
+   * either way, so batching loses nothing.
+   */
+  private emitChunks(): void {
+    if (this.chunks.length === 0) return;
+    const chunks = this.chunks;
+    this.chunks = [];
+    this.frame('llm.chunk', () => ({ ...this.ids, chunks }), this.chunksStartUs);
   }
 
   /** Writes what is buffered. A failure fails the step: a step must not complete unrecorded. */
   async flush(what: string): Promise<void> {
+    this.emitChunks();
     if (this.ops.length === 0) return;
     const ops = this.ops;
     this.ops = [];
@@ -173,15 +189,12 @@ export class ActivityTape {
   }
 
   llmChunk(chunk: StreamChunk): void {
-    const payload: Record<string, unknown> = {
-      ...this.ids,
-      seq: chunk.index,
-      offsetMs: chunk.offsetMs,
-      delta: chunk.text === undefined ? null : this.clean(chunk.text),
-    };
+    if (this.chunks.length === 0) this.chunksStartUs = this.deps.nowUs();
+    const delta = chunk.text === undefined ? null : this.clean(chunk.text);
     // Text chunks are their text; the others (tool-call argument pieces, usage) only exist as raw events.
-    if (chunk.text === undefined) payload.raw = this.clean(chunk.raw) ?? null;
-    this.frame('llm.chunk', () => payload);
+    const entry: unknown[] = [chunk.index, chunk.offsetMs, delta];
+    if (chunk.text === undefined) entry.push(this.clean(chunk.raw) ?? null);
+    this.chunks.push(entry);
   }
 
   llmResponse(response: LlmResponse): void {

@@ -75,9 +75,14 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       what = `${p.provider}/${p.model}: ${msgs.length} messages, last ${describeMessage(msgs[msgs.length - 1])}`;
       break;
     }
-    case 'llm.chunk':
-      what = `#${p.seq} at ${p.offsetMs} ms ${p.delta !== null ? JSON.stringify(p.delta) : j(p.raw)}`;
+    case 'llm.chunk': {
+      const chunks = (p.chunks ?? []) as Array<[number, number, string | null, unknown?]>;
+      const text = chunks.map((c) => c[2] ?? '').join('');
+      const first = chunks[0];
+      const last = chunks[chunks.length - 1];
+      what = `${chunks.length} chunks #${first?.[0]}..#${last?.[0]} over ${first?.[1]}..${last?.[1]} ms ${JSON.stringify(clip(text))}`;
       break;
+    }
     case 'llm.response':
       what = `${p.stopReason}: ${describeMessage(p.message)} [${p.usage?.inputTokens ?? 0} in / ${p.usage?.outputTokens ?? 0} out tokens${typeof p.cost === 'number' ? `, $${p.cost}` : ''}]`;
       break;

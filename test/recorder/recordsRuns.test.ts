@@ -69,7 +69,8 @@ describe('a recorded run', () => {
     const kinds = tape.frames.filter((f) => f.kind !== 'blob').map((f) => f.kind);
     expect(kinds.filter((k) => k === 'llm.request')).toHaveLength(4);
     expect(kinds.filter((k) => k === 'llm.response')).toHaveLength(4);
-    expect(kinds.filter((k) => k === 'llm.chunk').length).toBeGreaterThan(4);
+    // One llm.chunk frame per streamed model step, carrying every chunk of it.
+    expect(kinds.filter((k) => k === 'llm.chunk')).toHaveLength(4);
     expect(kinds.filter((k) => k === 'tool.call')).toHaveLength(3);
     expect(kinds.filter((k) => k === 'tool.result')).toHaveLength(3);
     expect(kinds.slice(-2)).toEqual(['outcome', 'seal']);
@@ -101,8 +102,14 @@ describe('a recorded run', () => {
     expect(step0.at(-2)).toBe('llm.response');
     expect(step0.at(-1)).toBe('activity.complete');
 
-    const chunk = payloads(tape, 'llm.chunk')[0]!;
-    expect(chunk).toMatchObject({ seq: expect.any(Number), offsetMs: expect.any(Number) });
+    const chunkFrame = payloads(tape, 'llm.chunk')[0]! as { chunks: Array<[number, number, string | null]> };
+    expect(chunkFrame.chunks.length).toBeGreaterThan(4);
+    expect(chunkFrame.chunks.map((c) => c[0])).toEqual(chunkFrame.chunks.map((_, i) => i));
+    const offsets = chunkFrame.chunks.map((c) => c[1]);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(chunkFrame.chunks.map((c) => c[2] ?? '').join('')).toBe(
+      'I will look up the distance to the Moon first.',
+    );
     const response = payloads(tape, 'llm.response')[0]!;
     expect(response).toMatchObject({
       usage: { inputTokens: expect.any(Number) },

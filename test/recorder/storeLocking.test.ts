@@ -14,9 +14,11 @@ function runAppender(
   dir: string,
   name: string,
   steps: number,
+  startAtMs: number,
 ): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', APPEND, dir, name, String(steps)], {
+    const args = ['--import', 'tsx', APPEND, dir, name, String(steps), String(startAtMs)];
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -44,7 +46,12 @@ describe('the tape store serializes writers of one run', () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
     const steps = 25;
-    const results = await Promise.all([runAppender(t.dir, 'A', steps), runAppender(t.dir, 'B', steps)]);
+    // Both start appending at the same moment: process start-up alone (~1 s) would otherwise let one finish first.
+    const startAt = Date.now() + 3_000;
+    const results = await Promise.all([
+      runAppender(t.dir, 'A', steps, startAt),
+      runAppender(t.dir, 'B', steps, startAt),
+    ]);
     for (const r of results) expect(r, r.stderr).toMatchObject({ code: 0 });
 
     const file = new TapeStore({ dir: t.dir }).pathFor(RUN.workflowId, RUN.runId);
