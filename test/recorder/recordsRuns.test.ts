@@ -8,8 +8,10 @@ import { type ModelServer, startModelServer } from '../../modelserver';
 import { TapeStore } from '../../recorder';
 import { startAgent } from '../../runtime';
 import { readTape, type Tape, verifyTape } from '../../tape';
+import { connectTestWorker } from '../support/temporal';
 import { tempDir } from './helpers';
-import { connectRecordingWorker } from './temporalWorker';
+
+const RECORDER_WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
 
 const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
 const FAKE_KEY = 'sk-test-FAKEKEY0123456789abcdef';
@@ -21,15 +23,16 @@ const payloads = (tape: Tape, kind: string) =>
 
 describe('a recorded run', () => {
   let model: ModelServer;
-  let env: Awaited<ReturnType<typeof connectRecordingWorker>>;
+  let env: Awaited<ReturnType<typeof connectTestWorker>>;
   const tmp = tempDir();
   const store = new TapeStore({ dir: tmp.dir });
 
   beforeAll(async () => {
     model = await startModelServer({ script: SAMPLE_SCRIPT });
-    env = await connectRecordingWorker({
+    env = await connectTestWorker({
       endpoints: localEndpoints(model.url),
       tools: researchTools,
+      workflowsPath: RECORDER_WORKFLOWS,
       tape: { dir: tmp.dir },
     });
   });
@@ -199,9 +202,10 @@ describe('a recorded run', () => {
 
   it('writes no tape when the worker has recording switched off', async () => {
     const dir = tempDir();
-    const off = await connectRecordingWorker({
+    const off = await connectTestWorker({
       endpoints: localEndpoints(model.url),
       tools: researchTools,
+      workflowsPath: RECORDER_WORKFLOWS,
       tape: false,
     });
     // With recording off nothing may appear, not even in the default folder this test points at.

@@ -1,25 +1,38 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import type { LlmEndpoints } from '../../llm';
+import type { TapeRecorderOptions } from '../../recorder';
 import { createJukeboxWorker } from '../../runtime';
 import type { ToolDefinition } from '../../tools';
 
 const quiet = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-let bundle: ReturnType<typeof bundleWorkflowCode> | undefined;
+const DEFAULT_WORKFLOWS = path.join(__dirname, '../../workflows/index.ts');
+// Bundling takes seconds; a test file bundles each workflows module once.
+const bundles = new Map<string, ReturnType<typeof bundleWorkflowCode>>();
 
 /**
  * Connects to the suite's real dev server (started by test/globalSetup.ts) and runs an in-process worker on a
  * task queue of the test's own, for the whole file: runUntil would stop it after the first run.
  */
-export async function connectTestWorker(options: { endpoints: LlmEndpoints; tools: ToolDefinition[] }) {
+export async function connectTestWorker(options: {
+  endpoints: LlmEndpoints;
+  tools: ToolDefinition[];
+  workflowsPath?: string;
+  /** Default: record into a fresh temporary folder, keeping tapes out of the repository's .jukebox/tapes. */
+  tape?: false | TapeRecorderOptions;
+}) {
   const config = temporalConfigFromEnv();
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: path.join(__dirname, '../../workflows/index.ts'),
-    logger: quiet,
-  });
+  const workflowsPath = options.workflowsPath ?? DEFAULT_WORKFLOWS;
+  let bundle = bundles.get(workflowsPath);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath, logger: quiet });
+    bundles.set(workflowsPath, bundle);
+  }
   const env = await TestWorkflowEnvironment.createFromExistingServer({
     address: config.address,
     namespace: config.namespace,
@@ -32,6 +45,7 @@ export async function connectTestWorker(options: { endpoints: LlmEndpoints; tool
     endpoints: options.endpoints,
     tools: options.tools,
     workflowBundle: await bundle,
+    tape: options.tape ?? { dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-test-tapes-')) },
   });
   const running = worker.run();
   return {
