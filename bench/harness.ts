@@ -43,6 +43,20 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/**
+ * Times `runs` calls of `once` after one untimed warm-up call (which fills the worker's caches and the
+ * server's namespace state), so every suite measures steady state the same way.
+ */
+export async function timeRuns(runs: number, once: (i: number) => Promise<void>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t0 = performance.now();
+    await once(i);
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  return times;
+}
+
 function fmt(n: number | null): string {
   if (n === null) return '-';
   if (n === 0) return '0';

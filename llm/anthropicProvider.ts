@@ -7,7 +7,7 @@ import type {
 import type { CallOptions } from './callOptions';
 import type { Endpoint } from './endpoints';
 import { LlmCallError } from './errors';
-import { parseToolArguments } from './toolArguments';
+import { assembleToolCalls } from './toolArguments';
 import type { FinishReason, LlmRequest, LlmResponse, ToolCall } from './types';
 
 /** Anthropic requires max_tokens; this is what a request that does not say gets. */
@@ -113,7 +113,7 @@ async function accumulate(
   let inputTokens = 0;
   let outputTokens = 0;
   let index = 0;
-  const blocks = new Map<number, { id: string; name: string; json: string }>();
+  const blocks = new Map<number, { id: string; name: string; args: string }>();
   for await (const event of stream) {
     let piece: string | undefined;
     if (event.type === 'message_start') {
@@ -122,14 +122,14 @@ async function accumulate(
       inputTokens = event.message.usage.input_tokens;
       outputTokens = event.message.usage.output_tokens;
     } else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
-      blocks.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: '' });
+      blocks.set(event.index, { id: event.content_block.id, name: event.content_block.name, args: '' });
     } else if (event.type === 'content_block_delta') {
       if (event.delta.type === 'text_delta') {
         piece = event.delta.text;
         text += piece;
       } else if (event.delta.type === 'input_json_delta') {
         const block = blocks.get(event.index);
-        if (block) block.json += event.delta.partial_json;
+        if (block) block.args += event.delta.partial_json;
       }
     } else if (event.type === 'message_delta') {
       reason = event.delta.stop_reason;
@@ -139,9 +139,7 @@ async function accumulate(
     options.onChunk?.({ index, offsetMs: Date.now() - started, text: piece, raw: event });
     index++;
   }
-  const toolCalls = [...blocks.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, b]) => ({ id: b.id, name: b.name, arguments: parseToolArguments('anthropic', b.name, b.json) }));
+  const toolCalls = assembleToolCalls('anthropic', blocks);
   return {
     id,
     provider: 'anthropic',

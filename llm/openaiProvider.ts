@@ -3,7 +3,7 @@ import type { ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/res
 import type { CallOptions } from './callOptions';
 import type { Endpoint } from './endpoints';
 import { LlmCallError } from './errors';
-import { parseToolArguments } from './toolArguments';
+import { assembleToolCalls, parseToolArguments } from './toolArguments';
 import type { FinishReason, LlmRequest, LlmResponse, ToolCall } from './types';
 
 export function openaiClient(endpoint: Endpoint): OpenAI {
@@ -132,9 +132,7 @@ async function accumulate(
     options.onChunk?.({ index, offsetMs: Date.now() - started, text: piece, raw: chunk });
     index++;
   }
-  const toolCalls = [...calls.entries()]
-    .sort(([a], [b]) => a - b)
-    .map(([, c]) => ({ id: c.id, name: c.name, arguments: parseToolArguments('openai', c.name, c.args) }));
+  const toolCalls = assembleToolCalls('openai', calls);
   return {
     id,
     provider: 'openai',

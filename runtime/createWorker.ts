@@ -1,11 +1,4 @@
-import path from 'node:path';
-import {
-  bundleWorkflowCode,
-  type NativeConnection,
-  Runtime,
-  Worker,
-  type WorkerOptions,
-} from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
 import {
@@ -16,6 +9,7 @@ import {
   TapeRecordingInterceptor,
 } from '../recorder';
 import { type ToolDefinition, ToolRegistry } from '../tools';
+import { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './workflowBundle';
 
 export const DEFAULT_TASK_QUEUE = 'jukebox';
 
@@ -41,10 +35,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
   let recorder: TapeRecorder | undefined;
   if (options.tape !== false) {
     // Recording needs the bundle's hash for the tape header, so bundle here what Worker.create would bundle.
-    bundle ??= await bundleWorkflowCode({
-      workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts'),
-      logger: Runtime.instance().logger,
-    });
+    bundle ??= await bundleAgentWorkflows(options.workflowsPath);
     const tape = options.tape ?? {};
     const endpointKeys = Object.values(options.endpoints).flatMap((e) => (e ? [e.apiKey] : []));
     recorder = new TapeRecorder({
@@ -66,7 +57,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(bundle
       ? { workflowBundle: bundle }
-      : { workflowsPath: options.workflowsPath ?? path.join(__dirname, '../workflows/index.ts') }),
+      : { workflowsPath: options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH }),
     activities,
     // FailureMapping first, so it is the outer one: the recorder sees the original typed errors.
     interceptors: {

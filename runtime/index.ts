@@ -2,3 +2,4 @@
 export { type StartAgentOptions, startAgent, waitWithProgress } from './agentClient';
 export { createJukeboxWorker, DEFAULT_TASK_QUEUE, type JukeboxWorkerOptions } from './createWorker';
 export { createDirectContext } from './directContext';
+export { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './workflowBundle';

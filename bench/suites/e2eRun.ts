@@ -1,15 +1,14 @@
-import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { researchAgent } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { researchTools } from '../../agents/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../devserver';
 import { LlmClient, localEndpoints } from '../../llm';
 import { startModelServer } from '../../modelserver';
-import { createDirectContext, createJukeboxWorker, startAgent } from '../../runtime';
+import { bundleAgentWorkflows, createDirectContext, createJukeboxWorker, startAgent } from '../../runtime';
 import { ToolRegistry } from '../../tools';
-import { type BenchSuite, median, result } from '../harness';
+import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const STEPS = 20;
 const RUNS = 5;
@@ -34,38 +33,29 @@ export const e2eRunSuite: BenchSuite = {
         taskQueue,
         endpoints: localEndpoints(model.url),
         tools: researchTools,
-        workflowBundle: await bundleWorkflowCode({
-          workflowsPath: path.join(__dirname, '../../workflows/index.ts'),
-          logger: { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} },
-        }),
+        workflowBundle: await bundleAgentWorkflows(),
       });
       const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
-      const temporalMs: number[] = [];
-      const directMs: number[] = [];
-      await worker.runUntil(async () => {
-        for (let i = 0; i < RUNS + 1; i++) {
+      // Reloading the script (in memory, microseconds) resets the model server's used-up turns between runs.
+      const temporalMs = await worker.runUntil(() =>
+        timeRuns(RUNS, async () => {
           model.loadScript(stepScript(STEPS));
-          const t0 = performance.now();
           const handle = await startAgent('researchAgent', input, {
             connection,
             namespace: config.namespace,
             taskQueue,
           });
           await handle.result();
-          // The first run warms the worker's caches and the server's namespace; it is not counted.
-          if (i > 0) temporalMs.push(performance.now() - t0);
-        }
-      });
+        }),
+      );
       const direct = createDirectContext({
         llm: new LlmClient(localEndpoints(model.url)),
         tools: new ToolRegistry(researchTools),
       });
-      for (let i = 0; i < RUNS + 1; i++) {
+      const directMs = await timeRuns(RUNS, async () => {
         model.loadScript(stepScript(STEPS));
-        const t0 = performance.now();
         await researchAgent.run(direct, input);
-        if (i > 0) directMs.push(performance.now() - t0);
-      }
+      });
       const t = median(temporalMs);
       const d = median(directMs);
       const steps = STEPS * 2 + 1; // model steps plus their tool steps

@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { stepScript } from '../../agents/sample/stepScript';
 import { researchTools } from '../../agents/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../devserver';
 import { localEndpoints } from '../../llm';
 import { startModelServer } from '../../modelserver';
-import { createJukeboxWorker, startAgent } from '../../runtime';
-import { type BenchSuite, median, result } from '../harness';
+import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../runtime';
+import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const STEPS = 50;
 const RUNS = 3;
@@ -31,30 +31,26 @@ export const recordingSuite: BenchSuite = {
     const nativeConnection = await NativeConnection.connect({ address: config.address });
     const connection = await Connection.connect({ address: config.address });
     const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tapes-'));
-    const workflowBundle = await bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, '../../workflows/index.ts'),
-      logger: { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} },
-    });
+    const workflowBundle = await bundleAgentWorkflows();
     const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
     const measure = async (worker: Worker, taskQueue: string) => {
-      const times: number[] = [];
-      let historyBytes = 0;
-      await worker.runUntil(async () => {
-        for (let i = 0; i < RUNS + 1; i++) {
+      let last: Awaited<ReturnType<typeof startAgent>> | undefined;
+      const times = await worker.runUntil(() =>
+        timeRuns(RUNS, async () => {
           model.loadScript(script());
-          const t0 = performance.now();
-          const handle = await startAgent('researchAgent', input, {
+          last = await startAgent('researchAgent', input, {
             connection,
             namespace: config.namespace,
             taskQueue,
           });
-          await handle.result();
-          if (i > 0) times.push(performance.now() - t0);
-          const history = await handle.fetchHistory();
-          historyBytes = temporal.api.history.v1.History.encode(history).finish().byteLength;
-        }
-      });
-      return { ms: median(times), historyBytes };
+          await last.result();
+        }),
+      );
+      const history = await last!.fetchHistory();
+      return {
+        ms: median(times),
+        historyBytes: temporal.api.history.v1.History.encode(history).finish().byteLength,
+      };
     };
     try {
       const mk = (taskQueue: string, tape: false | { dir: string }) =>

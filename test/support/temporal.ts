@@ -3,17 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import type { LlmEndpoints } from '../../llm';
 import type { TapeRecorderOptions } from '../../recorder';
-import { createJukeboxWorker } from '../../runtime';
+import { bundleAgentWorkflows, createJukeboxWorker, DEFAULT_WORKFLOWS_PATH } from '../../runtime';
 import type { ToolDefinition } from '../../tools';
 
-const quiet = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-const DEFAULT_WORKFLOWS = path.join(__dirname, '../../workflows/index.ts');
 // Bundling takes seconds; a test file bundles each workflows module once.
-const bundles = new Map<string, ReturnType<typeof bundleWorkflowCode>>();
+const bundles = new Map<string, ReturnType<typeof bundleAgentWorkflows>>();
 
 /**
  * Connects to the suite's real dev server (started by test/globalSetup.ts) and runs an in-process worker on a
@@ -27,10 +25,10 @@ export async function connectTestWorker(options: {
   tape?: false | TapeRecorderOptions;
 }) {
   const config = temporalConfigFromEnv();
-  const workflowsPath = options.workflowsPath ?? DEFAULT_WORKFLOWS;
+  const workflowsPath = options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH;
   let bundle = bundles.get(workflowsPath);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath, logger: quiet });
+    bundle = bundleAgentWorkflows(workflowsPath);
     bundles.set(workflowsPath, bundle);
   }
   const env = await TestWorkflowEnvironment.createFromExistingServer({
