@@ -117,6 +117,11 @@ export class ActivityTape {
     return toTapeValue(v, this.deps.redactor);
   }
 
+  /** The tape-safe, secret-redacted form of a value: what `effect` builders store as blobs. */
+  redact(v: unknown): unknown {
+    return this.clean(v);
+  }
+
   private frame(
     kind: FrameKind,
     build: (s: TapeSession) => Promise<Record<string, unknown>> | Record<string, unknown>,
@@ -241,6 +246,29 @@ export class ActivityTape {
       error,
       isError: true,
     }));
+  }
+
+  /**
+   * A side effect of this step (fs.mutation, sql.mutation, shell.exec, mcp.call) or a Shadow Booth decision
+   * (commit, rollback, breaker.trip). `build` may store bulky parts as blobs through the session and return
+   * their references; the frame is written with the step's next flush.
+   */
+  effect(
+    kind: Extract<
+      FrameKind,
+      'fs.mutation' | 'sql.mutation' | 'shell.exec' | 'mcp.call' | 'commit' | 'rollback' | 'breaker.trip'
+    >,
+    build: (s: TapeSession) => Promise<Record<string, unknown>> | Record<string, unknown>,
+  ): void {
+    this.frame(kind, async (s) => ({
+      ...this.ids,
+      ...(this.clean(await build(s)) as Record<string, unknown>),
+    }));
+  }
+
+  /** Writes the effects recorded so far now, e.g. before an irreversible commit step. */
+  flushEffects(what: string): Promise<void> {
+    return this.flush(what);
   }
 
   async complete(result: unknown): Promise<void> {
