@@ -102,7 +102,7 @@ export class TapeSession {
   putValue(value: unknown, step: number): Promise<BlobRef> {
     return this.writer.putValue(value, { step });
   }
-  intern(messages: readonly unknown[], step: number): Promise<BlobRef[]> {
+  intern(messages: readonly unknown[], step: number): Promise<BlobRef | null> {
     return internMessages(this.writer, messages, { step });
   }
   async seal(outcome: Record<string, unknown>, step: number): Promise<SealInfo> {

@@ -1,22 +1,28 @@
 /**
- * Conversations as blob references: each message is stored once as a canonical MessagePack blob, so a request
- * frame that resends a growing history costs one 35-byte reference per old message instead of its content.
+ * Conversations as linked chains of content-addressed blobs. Each message is one canonical MessagePack blob,
+ * and each prefix of a conversation is one node blob `[prev node | nil, message]`, so a request that resends
+ * a growing history costs one reference to its newest node: the bytes a conversation adds per step are its new
+ * messages and one node each, never its history again (FORMAT.md, "Conversations").
  */
-import { type BlobRef, blobRef } from './blobRef';
+import { BlobRef, blobRef } from './blobRef';
 import type { TapeBlob } from './cursor';
 import { TapeUsageError } from './errors';
 import { decodePayload } from './payload';
 import type { Tape } from './reader';
 import type { TapeWriter } from './writer';
 
+/** Stores each message and each prefix node once; returns the head node, `null` for an empty conversation. */
 export async function internMessages(
   writer: TapeWriter,
   messages: readonly unknown[],
   options: { step?: number } = {},
-): Promise<BlobRef[]> {
-  const refs: BlobRef[] = [];
-  for (const m of messages) refs.push(await writer.putValue(m, options));
-  return refs;
+): Promise<BlobRef | null> {
+  let head: BlobRef | null = null;
+  for (const m of messages) {
+    const message = await writer.putValue(m, options);
+    head = await writer.putValue([head, message], options);
+  }
+  return head;
 }
 
 /** Decodes a blob stored with MessagePack encoding (or returns the bytes of a raw one). */
@@ -24,18 +30,47 @@ export function decodeBlob(blob: TapeBlob): unknown {
   return blob.encoding === 'msgpack' ? decodePayload(blob.bytes) : blob.bytes;
 }
 
+type Blobs = ReadonlyMap<string, TapeBlob>;
+
+function blobValue(blobs: Blobs, ref: BlobRef | string, what: string): unknown {
+  const hash = blobRef(ref).hash;
+  const blob = blobs.get(hash);
+  if (!blob) throw new TapeUsageError(`${what} blob ${hash} is not in this tape`);
+  if (blob.bytes.byteLength === 0 && blob.encoding === 'msgpack') {
+    throw new TapeUsageError(`${what} blob ${hash} was read without its bytes (keepBlobs: false)`);
+  }
+  return decodeBlob(blob);
+}
+
+/**
+ * The messages of a conversation reference: a chain head (what the recorder writes), `null` for none, or a
+ * list of message references (the layout of tapes written before chains; still read).
+ */
 export function resolveMessages(
-  source: Pick<Tape, 'blobs'> | ReadonlyMap<string, TapeBlob>,
-  refs: readonly (BlobRef | string)[],
+  source: Pick<Tape, 'blobs'> | Blobs,
+  conversation: BlobRef | string | readonly (BlobRef | string)[] | null | undefined,
 ): unknown[] {
   const blobs = source instanceof Map ? source : (source as Pick<Tape, 'blobs'>).blobs;
-  return refs.map((r) => {
-    const hash = blobRef(r).hash;
-    const blob = blobs.get(hash);
-    if (!blob) throw new TapeUsageError(`message blob ${hash} is not in this tape`);
-    if (blob.bytes.byteLength === 0 && blob.encoding === 'msgpack') {
-      throw new TapeUsageError(`message blob ${hash} was read without its bytes (keepBlobs: false)`);
-    }
-    return decodeBlob(blob);
-  });
+  if (conversation === null || conversation === undefined) return [];
+  if (Array.isArray(conversation)) return conversation.map((r) => blobValue(blobs, r, 'message'));
+  const out: unknown[] = [];
+  // A node can only reference blobs stored before it, so chains cannot cycle; the blob count bounds the walk.
+  let node: BlobRef | string | null = conversation as BlobRef | string;
+  while (node !== null) {
+    if (out.length > blobs.size)
+      throw new TapeUsageError('conversation chain is longer than the tape has blobs');
+    const value = blobValue(blobs, node, 'conversation node');
+    if (
+      !Array.isArray(value) ||
+      value.length !== 2 ||
+      !(value[1] instanceof BlobRef) ||
+      !(value[0] === null || value[0] instanceof BlobRef)
+    )
+      throw new TapeUsageError(
+        `blob ${blobRef(node).hash} is not a conversation node ([prev | nil, message reference])`,
+      );
+    out.push(blobValue(blobs, value[1], 'message'));
+    node = value[0];
+  }
+  return out.reverse();
 }

@@ -1,5 +1,5 @@
 /** How `jbx show` turns frames into text and JSON: blob references resolved, bytes summarised. */
-import { BlobRef, decodeBlob, type TapeBlob, type TapeFrame } from '../../tape';
+import { BlobRef, decodeBlob, resolveMessages, type TapeBlob, type TapeFrame } from '../../tape';
 
 const MAX_RESOLVE_DEPTH = 8;
 
@@ -19,10 +19,22 @@ export function resolveValue(value: unknown, blobs: Blobs, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((v) => resolveValue(v, blobs, depth));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resolveValue(v, blobs, depth);
+    for (const [k, v] of Object.entries(value)) out[k] = resolveField(k, v, blobs, depth);
     return out;
   }
   return value;
+}
+
+/** A `messages` reference is a conversation chain: shown as the list of messages it stands for. */
+function resolveField(key: string, value: unknown, blobs: Blobs, depth: number): unknown {
+  if (key === 'messages' && value instanceof BlobRef) {
+    try {
+      return resolveMessages(blobs, value).map((m) => resolveValue(m, blobs, depth + 1));
+    } catch {
+      return { blob: value.hash };
+    }
+  }
+  return resolveValue(value, blobs, depth);
 }
 
 export function frameJson(f: TapeFrame, blobs: Blobs) {

@@ -1,6 +1,7 @@
 import { appendFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  type BlobRef,
   internMessages,
   readTape,
   resolveMessages,
@@ -47,22 +48,22 @@ describe('TapeWriter', () => {
       const reply = { role: 'assistant', content: `answer ${step}: ${'a'.repeat(1000)}` };
       history.push(user);
       newContent += encodePayload(user).byteLength + encodePayload(reply).byteLength;
-      const refs = await internMessages(w, history, { step });
-      await w.append({ kind: 'llm.request', step, payload: { model: 'm', messages: refs } });
-      const [replyRef] = await internMessages(w, [reply], { step });
-      await w.append({ kind: 'llm.response', step, payload: { message: replyRef } });
+      const head = await internMessages(w, history, { step });
+      await w.append({ kind: 'llm.request', step, payload: { model: 'm', messages: head } });
+      await w.append({ kind: 'llm.response', step, payload: { message: await w.putValue(reply, { step }) } });
       history.push(reply);
     }
     await w.close();
     const size = statSync(p).size;
     const naive = 50 * 51 * 1020; // every request re-storing its whole history
-    // Content once, plus a 35-byte reference per message per request, plus fixed per-frame overhead.
-    const refBytes = ((50 * 51) / 2) * 2 * 36;
-    expect(size).toBeLessThan(newContent + refBytes + 200 * 300 + 1000);
+    // Content once, plus per message one chain node (a blob frame of ~160 bytes), plus fixed per-frame overhead:
+    // linear in the messages, where resending references would grow with the square of the steps.
+    const perMessage = 84 + 2 + 2 * 36 + 84;
+    expect(size).toBeLessThan(newContent + 100 * perMessage + 100 * 200 + 1000);
     expect(size).toBeLessThan(naive / 10);
     const tape = readTape(p);
     const last = tape.frames.filter((f) => f.kind === 'llm.request').at(-1)!;
-    const msgs = resolveMessages(tape, (last.payload as { messages: string[] }).messages);
+    const msgs = resolveMessages(tape, (last.payload as { messages: BlobRef }).messages);
     expect(msgs).toHaveLength(99);
     expect(msgs[98]).toEqual(history[98]);
   });
