@@ -3,6 +3,7 @@
  * ActivityTape per activity attempt.
  */
 import type { Info } from '@temporalio/activity';
+import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../pricing';
 import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
 import type { RecordOutcomeInput } from './observations';
 import { type RedactionOptions, Redactor } from './redact';
@@ -12,10 +13,13 @@ import { errorValue, toTapeValue } from './tapeValue';
 export interface TapeRecorderOptions extends TapeStoreOptions {
   redaction?: RedactionOptions;
   /**
-   * Price table hook: the cost of one model call in USD, or null when unknown. The default knows no prices,
-   * so `cost` is null on every llm.response until one is configured.
+   * Price table hook: the cost of one model call in USD, or null when unknown. The default prices calls with
+   * the project's dated price table (pricing/, overridable with `JUKEBOX_PRICE_TABLE`); a model the table does
+   * not list is recorded with `cost: null`, since a missing price must not fail the step it describes.
    */
   costOf?: PriceHook;
+  /** The price book the default hook uses; loaded from pricing/ (and `JUKEBOX_PRICE_TABLE`) when omitted. */
+  prices?: PriceBook;
   /** Goes into every tape header; createJukeboxWorker sets it to the workflow bundle's hash. */
   agentCodeHash?: string;
   /** Clock for recordedAtUs, microseconds since the epoch (tests). */
@@ -23,6 +27,17 @@ export interface TapeRecorderOptions extends TapeStoreOptions {
 }
 
 const defaultNowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+function pricedBy(book: PriceBook): PriceHook {
+  return (call) => {
+    try {
+      return book.costOf(call);
+    } catch (err) {
+      if (err instanceof UnknownModelPriceError) return null;
+      throw err;
+    }
+  };
+}
 
 export class TapeRecorder {
   readonly store: TapeStore;
@@ -35,7 +50,7 @@ export class TapeRecorder {
     this.store = new TapeStore(options);
     this.redactor = new Redactor(options.redaction);
     this.agentCodeHash = options.agentCodeHash ?? 'unknown';
-    this.costOf = options.costOf ?? (() => null);
+    this.costOf = options.costOf ?? pricedBy(options.prices ?? loadPriceBook());
     this.nowUs = options.nowUs ?? defaultNowUs;
   }
 

@@ -51,7 +51,8 @@ describe('jbx ls, show and verify', () => {
       steps: 2,
       outcome: 'completed',
       tokens: 17,
-      cost: null,
+      // 12 input + 5 output tokens of gpt-4o-mini at $0.15 / $0.60 per million.
+      cost: (12 * 0.15 + 5 * 0.6) / 1e6,
       bytes: readFileSync(good).byteLength,
     });
     expect(list[0].frames).toBeGreaterThan(10);

@@ -113,12 +113,17 @@ describe('a recorded run', () => {
     expect(chunkFrame.chunks.map((c) => c[2] ?? '').join('')).toBe(
       'I will look up the distance to the Moon first.',
     );
-    const response = payloads(tape, 'llm.response')[0]!;
-    expect(response).toMatchObject({
-      usage: { inputTokens: expect.any(Number) },
-      cost: null,
-      stopReason: 'tool_calls',
-    });
+    const response = payloads(tape, 'llm.response')[0]! as {
+      usage: { inputTokens: number; outputTokens: number };
+      cost: number;
+    };
+    expect(response).toMatchObject({ usage: { inputTokens: expect.any(Number) }, stopReason: 'tool_calls' });
+    // Priced from the dated table: gpt-4o-mini at $0.15 / $0.60 per million input / output tokens.
+    expect(response.usage.inputTokens).toBeGreaterThan(0);
+    expect(response.cost).toBeCloseTo(
+      (response.usage.inputTokens * 0.15 + response.usage.outputTokens * 0.6) / 1e6,
+      12,
+    );
     expect(payloads(tape, 'tool.call')[0]).toMatchObject({
       toolName: 'lookup_fact',
       args: { topic: 'moon distance km' },
