@@ -15,7 +15,7 @@ export function toTapeValue(value: unknown, redactor: Redactor): unknown {
     if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
     if (typeof v === 'bigint') return v.toString();
     if (v instanceof BlobRef) return v;
-    if (v instanceof Uint8Array) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+    if (v instanceof Uint8Array) return redactBytes(v, redactor);
     if (v instanceof Date) return v.getTime();
     if (depth > MAX_DEPTH) return '[truncated: nested too deep]';
     if (seen.has(v)) return '[circular]';
@@ -41,6 +41,17 @@ export function toTapeValue(value: unknown, redactor: Redactor): unknown {
     }
   };
   return walk(value, 0);
+}
+
+/**
+ * Bytes (file contents, command output) are scanned as latin1: every byte maps to one character, so ASCII
+ * secrets match inside text and binary alike, and the bytes around a redaction come back unchanged.
+ */
+function redactBytes(v: Uint8Array, redactor: Redactor): Uint8Array {
+  const text = Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('latin1');
+  const clean = redactor.redactString(text);
+  if (clean === text) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  return new Uint8Array(Buffer.from(clean, 'latin1'));
 }
 
 export interface ErrorValue {
