@@ -1,4 +1,7 @@
+import type { RollbackReport } from '../activities/commitActivities';
+import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { LlmRequest, LlmResponse } from '../llm/types';
+import type { CommitOptions, CommitReport } from '../workflows/boothSaga';
 
 /**
  * The only ways an agent reaches the world. Inside Temporal each call is an activity (or a deterministic
@@ -13,6 +16,14 @@ export interface AgentContext {
   random(): number;
   /** Milliseconds since the epoch, reproducible on replay. */
   now(): number;
+  /**
+   * Makes everything the run staged in its Shadow Booth durable, saga-style: the named gates check the change
+   * set, then files, SQL and escrowed MCP calls are applied; if a part fails, the applied ones are compensated,
+   * the staging is discarded and this throws CommitRolledBackError (docs/shadow-booth.md).
+   */
+  commit(options?: CommitOptions): Promise<CommitReport>;
+  /** Discards everything the run staged and records why. */
+  rollback(reason: string): Promise<RollbackReport>;
   /** Number of steps (llm and tool calls) started so far. */
   readonly steps: number;
   readonly workflowId: string;
@@ -51,4 +62,24 @@ export interface StepSummary {
 export interface AgentRunResult<O> {
   output: O;
   steps: StepSummary[];
+}
+
+/** ctx.commit / ctx.rollback where no Shadow Booth can exist (a direct or offline context). */
+export class BoothUnavailableError extends JukeboxError {
+  constructor(where: string) {
+    super(
+      'BOOTH_UNAVAILABLE',
+      `${where} has no Shadow Booth, so ctx.commit and ctx.rollback cannot run here; run the agent on a Jukebox worker created with a booth option`,
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('BoothUnavailableError', BoothUnavailableError);
+
+/** The commit and rollback of a context without a booth: both refuse with BoothUnavailableError. */
+export function boothUnavailable(where: string): Pick<AgentContext, 'commit' | 'rollback'> {
+  return {
+    commit: () => Promise.reject(new BoothUnavailableError(where)),
+    rollback: () => Promise.reject(new BoothUnavailableError(where)),
+  };
 }

@@ -2,11 +2,14 @@
 import path from 'node:path';
 import { installQuietRuntime } from '../runtime/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
+import { breakerSuite } from './suites/breaker';
 import { e2eRunSuite } from './suites/e2eRun';
+import { exportSuite } from './suites/export';
 import { recordingSuite } from './suites/recording';
+import { shadowBoothSuite } from './suites/shadowBooth';
 import { tapeFormatSuite } from './suites/tapeFormat';
 
-const suites = [tapeFormatSuite, e2eRunSuite, recordingSuite];
+const suites = [tapeFormatSuite, e2eRunSuite, recordingSuite, shadowBoothSuite, exportSuite, breakerSuite];
 
 async function main() {
   installQuietRuntime();

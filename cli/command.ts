@@ -11,6 +11,6 @@ export interface CommandSpec {
   summary: string;
   usage: string;
   /** Flags taking a value; every other flag is a boolean. */
-  options?: Record<string, { type: 'string' | 'boolean'; short?: string }>;
+  options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;
   run(args: CommandArgs): Promise<void>;
 }

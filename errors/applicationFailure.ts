@@ -13,7 +13,8 @@ export function toApplicationFailure(
     message: err.message,
     type: err.name,
     nonRetryable: err.nonRetryable,
-    details: [{ code: err.code }],
+    // An error may add structured details (e.g. the breaker's trip), so workflows get more than a message.
+    details: [{ code: err.code, ...(err as { failureDetails?: Record<string, unknown> }).failureDetails }],
     ...(options.keepCause ? { cause: err } : {}),
   });
 }

@@ -26,7 +26,9 @@ export class PriceBook {
   /** USD for one call's token usage; throws UnknownModelPriceError rather than ever answering 0 for "unknown". */
   costOf(call: PricedCall): number {
     const price = this.priceOf(call.provider, call.model);
-    return (call.usage.inputTokens * price.inputPerMTok + call.usage.outputTokens * price.outputPerMTok) / 1e6;
+    return (
+      (call.usage.inputTokens * price.inputPerMTok + call.usage.outputTokens * price.outputPerMTok) / 1e6
+    );
   }
 }
 
@@ -95,6 +97,8 @@ export function loadPriceBook(options: LoadPriceBookOptions = {}): PriceBook {
 let defaultBook: PriceBook | undefined;
 
 /** USD for one call, priced by the process's price book (default table or JUKEBOX_PRICE_TABLE). */
-export function costOf(call: PricedCall, book: PriceBook = (defaultBook ??= loadPriceBook())): number {
-  return book.costOf(call);
+export function costOf(call: PricedCall, book?: PriceBook): number {
+  if (book) return book.costOf(call);
+  defaultBook ??= loadPriceBook();
+  return defaultBook.costOf(call);
 }

@@ -24,7 +24,8 @@ export interface PriceTable {
  * claude-haiku-4-5) so that local runs show a non-zero cost.
  */
 export const DEFAULT_PRICE_TABLE: PriceTable = {
-  source: 'OpenAI and Anthropic API pricing pages, as published by the vendor, list prices known as of 2025-10-15',
+  source:
+    'OpenAI and Anthropic API pricing pages, as published by the vendor, list prices known as of 2025-10-15',
   asOf: '2025-10-15',
   models: {
     openai: {

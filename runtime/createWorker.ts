@@ -1,5 +1,8 @@
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
+import { createCommitActivities } from '../activities/commitActivities';
+import { createBreakerActivities } from '../breaker/activities';
+import { createForkActivities } from '../fork/activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
 import {
   createRecorderActivities,
@@ -8,6 +11,13 @@ import {
   type TapeRecorderOptions,
   TapeRecordingInterceptor,
 } from '../recorder';
+import { BoothRuntime, type ShadowBoothConfig } from '../sandbox/shadowBooth';
+import {
+  assertTracedBundle,
+  bundleTracedWorkflows,
+  type JukeboxTelemetryOptions,
+  workerTelemetry,
+} from '../telemetry';
 import { type ToolDefinition, ToolRegistry } from '../tools';
 import { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './workflowBundle';
 
@@ -28,10 +38,20 @@ export interface JukeboxWorkerOptions {
    * `.jukebox/tapes`). `false` switches it off for this worker, e.g. for benchmarks that measure its cost.
    */
   tape?: false | TapeRecorderOptions;
+  /** OpenTelemetry GenAI spans and metrics of every run (docs/telemetry.md). Off unless given. */
+  telemetry?: JukeboxTelemetryOptions;
+  /**
+   * The Shadow Booth: where runs stage files, SQL and MCP calls until `ctx.commit` (docs/shadow-booth.md).
+   * Pass a BoothRuntime to share it or to close its MCP connections yourself when the worker stops.
+   */
+  booth?: ShadowBoothConfig | BoothRuntime;
 }
 
 export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Worker> {
+  const telemetry = options.telemetry && workerTelemetry(options.telemetry);
   let bundle = options.workflowBundle;
+  if (telemetry) bundle ??= await bundleTracedWorkflows(options.workflowsPath);
+  if (telemetry && bundle) assertTracedBundle(bundle);
   let recorder: TapeRecorder | undefined;
   if (options.tape !== false) {
     // Recording needs the bundle's hash for the tape header, so bundle here what Worker.create would bundle.
@@ -44,12 +64,18 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
       redaction: { ...tape.redaction, secrets: [...(tape.redaction?.secrets ?? []), ...endpointKeys] },
     });
   }
+  const booth =
+    options.booth instanceof BoothRuntime ? options.booth : options.booth && new BoothRuntime(options.booth);
   const activities = {
     ...createStepActivities({
       llm: new LlmClient(options.endpoints),
       tools: new ToolRegistry(options.tools),
+      booth,
     }),
+    ...createCommitActivities(booth),
     ...createRecorderActivities(recorder),
+    ...createForkActivities(recorder),
+    ...createBreakerActivities(),
   };
   return Worker.create({
     connection: options.connection,
@@ -62,9 +88,12 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     // FailureMapping first, so it is the outer one: the recorder sees the original typed errors.
     interceptors: {
       activity: [
+        ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),
         () => ({ inbound: new FailureMappingInterceptor() }),
+        ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),
         ...(recorder ? [() => ({ inbound: new TapeRecordingInterceptor(recorder) })] : []),
       ],
     },
+    ...(telemetry ? { sinks: telemetry.sinks } : {}),
   });
 }

@@ -1,4 +1,4 @@
-import type { AgentContext } from '../agent/context';
+import { type AgentContext, boothUnavailable } from '../agent/context';
 import type { LlmClient } from '../llm/llmClient';
 import type { ToolRegistry } from '../tools/toolRegistry';
 
@@ -25,5 +25,6 @@ export function createDirectContext(deps: { llm: LlmClient; tools: ToolRegistry 
     },
     random: () => Math.random(),
     now: () => Date.now(),
+    ...boothUnavailable('a direct (non-Temporal) context'),
   };
 }

@@ -1,7 +1,9 @@
 /**
  * The Shadow Booth: agents' side effects held in escrow until code commits them. Today that is the file part,
  * a copy-on-write staged workspace over a real directory with confined paths and a crash-safe journaled
- * commit (docs/shadow-booth.md). Shell, SQL and MCP staging come later.
+ * commit (docs/shadow-booth.md); shell commands in a bubblewrap sandbox whose writes become staged changes
+ * (`StagedShell`, sandbox/shell/); SQL through knex against a shadow with a checked, idempotent, compensable
+ * commit (`StagedSql`, sandbox/sql/).
  */
 export {
   CommitConflictError,
@@ -17,6 +19,35 @@ export {
 } from './errors';
 export type { Base, Entry } from './manifest';
 export { MAX_NAME_BYTES, MAX_PATH_BYTES } from './paths';
+export {
+  type ShellChange,
+  ShellChangesRefusedError,
+  ShellConfigError,
+  ShellIsolationUnavailableError,
+  type ShellResult,
+  type ShellRunOptions,
+  ShellSpawnError,
+  ShellTimeoutError,
+  StagedShell,
+  type StagedShellOptions,
+} from './shell';
+export {
+  SqlCommitFailedError,
+  type SqlCommitResult,
+  type SqlCompensateResult,
+  SqlCompensationError,
+  SqlConfigError,
+  SqlConflictError,
+  type SqlQueryResult,
+  type SqlRefusal,
+  SqlRefusedError,
+  SqlReplayDivergedError,
+  SqlStatementError,
+  type SqlWriteSet,
+  StagedSql,
+  type StagedSqlOptions,
+  type StagedStatement,
+} from './sql';
 export {
   type Change,
   type ChangeOp,

@@ -3,6 +3,7 @@
  * real tree; writes go to a staging area on disk and reach the real tree only through commit(). See
  * docs/shadow-booth.md for the rules.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
@@ -117,6 +118,9 @@ type Resolved = {
 };
 
 const NOENT = new Set(['ENOENT', 'ENOTDIR']);
+
+/** Marks the async context of a stageBatch() callback, so only its own calls join the batch. */
+const batchScope = new AsyncLocalStorage<{ ws: StagedWorkspace; next: Record<string, Entry> }>();
 
 export class StagedWorkspace {
   readonly root: string;
@@ -351,6 +355,24 @@ export class StagedWorkspace {
     });
   }
 
+  /**
+   * Runs several staged operations (the public write methods, called inside `fn`) as one: a single manifest
+   * write, all or nothing, so a refusal halfway leaves the change set as it was. StagedShell imports a command's
+   * writes with it. Reads by other callers during the batch may see its operations before it completes.
+   */
+  async stageBatch(fn: () => Promise<void>): Promise<void> {
+    await this.mutate('batch', async (next) => {
+      const saved = this.entries;
+      // Each operation resolves against the entries; pointing them at `next` lets later ones see earlier ones.
+      this.entries = next;
+      try {
+        await batchScope.run({ ws: this, next }, fn);
+      } finally {
+        this.entries = saved;
+      }
+    });
+  }
+
   // ── change set, rollback, commit ───────────────────────────────────────────────────────────────────────
 
   /** The staged change set, parents before children, with sizes and text diffs for verifiers. */
@@ -484,6 +506,8 @@ export class StagedWorkspace {
 
   /** Runs a staged operation on a copy of the entries; only a successfully written manifest replaces them. */
   private async mutate(what: string, fn: (next: Record<string, Entry>) => Promise<void>): Promise<void> {
+    const batch = batchScope.getStore();
+    if (batch?.ws === this) return fn(batch.next);
     await this.exclusive(async () => {
       if (this.pending) throw new CommitPendingError(this.stagingDir, what);
       const next = structuredClone(this.entries);

@@ -1,29 +1,70 @@
 /**
  * The main job on embedded defaults: the Temporal dev server (installed and started when none answers), the
- * local model server (unless a real API key is set), an in-process worker, and one run of the sample agent.
+ * local model server (unless a real API key is set), an in-process worker with a Shadow Booth over a fresh copy
+ * of the accounting demo, and two runs of the accounting agent: a $120 refund that commits and a $750 refund
+ * the policy gate refuses, proven untouched by hashes of the workspace, database and outbox.
  */
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { researchTools } from '../agents/sample/tools';
+import type { StagedSummary } from '../activities/commitActivities';
+import type { AccountingOutput } from '../agents/accounting/agent';
+import {
+  ACCOUNTING_SCRIPT,
+  type AccountingDemo,
+  accountingBooth,
+  type DemoFingerprint,
+  fingerprint,
+  prepareAccountingDemo,
+  readBalance,
+} from '../agents/accounting/demo';
+import { readOutbox } from '../agents/accounting/notifyServer';
+import { accountingTools } from '../agents/accounting/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../devserver';
 import { endpointsFromEnv, localEndpoints } from '../llm';
 import { startModelServer } from '../modelserver';
 import { createJukeboxWorker, startAgent, waitWithProgress } from '../runtime';
 import { printStep } from '../runtime/printStep';
 import { installQuietRuntime } from '../runtime/quietRuntime';
+import { BoothRuntime } from '../sandbox/shadowBooth';
+
+const REQUESTS = [
+  'Refund $120 to customer C-1001: duplicate charge.',
+  'Refund $750 to customer C-2002: service outage credit.',
+];
+
+function printStaged(title: string, staged: StagedSummary | null) {
+  console.log(`  ${title}:`);
+  if (!staged) return console.log('    (nothing could be listed)');
+  for (const f of staged.files) console.log(`    file  ${f}`);
+  for (const s of staged.sql) console.log(`    sql   ${s}`);
+  for (const m of staged.mcp) console.log(`    mcp   ${m}`);
+}
+
+function printHashes(before: DemoFingerprint, after: DemoFingerprint) {
+  for (const key of ['workspace', 'database', 'outbox'] as const)
+    console.log(
+      `    ${key.padEnd(9)} ${before[key].slice(0, 16)} -> ${after[key].slice(0, 16)}  ${before[key] === after[key] ? 'unchanged' : 'changed'}`,
+    );
+}
+
+async function printState(demo: AccountingDemo) {
+  const balances = `C-1001 ${await readBalance(demo, 'C-1001')}, C-2002 ${await readBalance(demo, 'C-2002')}`;
+  console.log(`  real state now: balances (cents) ${balances}; outbox holds ${readOutbox(demo.outbox).length} notification(s)`);
+}
 
 async function main() {
   installQuietRuntime();
   const config = temporalConfigFromEnv();
   await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });
   const realApi = Boolean(process.env.OPENAI_API_KEY);
-  const model = realApi
-    ? undefined
-    : await startModelServer({ script: path.join(__dirname, '../agents/sample/script.yaml') });
+  const model = realApi ? undefined : await startModelServer({ script: ACCOUNTING_SCRIPT });
   console.log(
     `model endpoint: ${model ? `local model server ${model.url}` : 'the real OpenAI API (OPENAI_API_KEY is set)'}`,
   );
+  const demo = await prepareAccountingDemo(path.resolve('.jukebox/quickstart/accounting'));
+  console.log(`demo data (fresh copy): ${path.relative(process.cwd(), demo.dir)}/ (workspace/ledger.csv, accounts.sqlite, outbox.json)`);
+  const booth = new BoothRuntime(accountingBooth(demo));
 
   const nativeConnection = await NativeConnection.connect({ address: config.address });
   const connection = await Connection.connect({ address: config.address });
@@ -34,27 +75,46 @@ async function main() {
       namespace: config.namespace,
       taskQueue,
       endpoints: model ? localEndpoints(model.url) : endpointsFromEnv(),
-      tools: researchTools,
+      tools: accountingTools,
+      booth,
     });
     await worker.runUntil(async () => {
-      const question = 'How many times around the Earth is the distance to the Moon?';
-      const handle = await startAgent(
-        'researchAgent',
-        { question },
-        { connection, namespace: config.namespace, taskQueue },
-      );
-      console.log(`\nresearchAgent run ${handle.workflowId}`);
-      console.log(`question: ${question}`);
-      const result = await waitWithProgress<{ answer: string; turns: number }>(handle, printStep);
-      console.log(`\nanswer: ${result.output.answer}`);
+      for (const request of REQUESTS) {
+        const before = await fingerprint(demo);
+        const handle = await startAgent<{ request: string }, AccountingOutput>(
+          'accountingAgent',
+          { request },
+          { connection, namespace: config.namespace, taskQueue },
+        );
+        console.log(`\naccountingAgent run ${handle.workflowId}`);
+        console.log(`request: ${request}`);
+        const { output } = await waitWithProgress(handle, printStep);
+        console.log(`  agent: ${output.answer}`);
+        if (output.committed) {
+          printStaged('staged', output.report.staged);
+          for (const v of output.report.verdicts) console.log(`  gate ${v.gate}: PASSED — ${v.reason}`);
+          console.log(
+            `  COMMITTED: ${output.report.files.steps} file step(s), ${output.report.sql?.rowsAffected ?? 0} SQL row(s), ${output.report.mcp.applied} MCP call(s)`,
+          );
+        } else {
+          printStaged('staged', output.discarded);
+          for (const v of output.verdicts) console.log(`  gate ${v.gate}: ${v.ok ? 'PASSED' : 'REFUSED'} — ${v.reason}`);
+          console.log('  ROLLED BACK: everything staged was discarded; nothing reached the real targets');
+        }
+        const after = await fingerprint(demo);
+        console.log('  sha256 before -> after:');
+        printHashes(before, after);
+        await printState(demo);
+      }
       console.log(
-        `\nsee the run in the Temporal Web UI: http://127.0.0.1:${config.uiPort}/namespaces/${config.namespace}/workflows/${handle.workflowId}`,
+        `\nsee the runs in the Temporal Web UI: http://127.0.0.1:${config.uiPort}/namespaces/${config.namespace}/workflows`,
       );
-      console.log('the dev server keeps running; stop it with: npm run temporal:stop');
+      console.log('tapes: npx jbx ls; the dev server keeps running; stop it with: npm run temporal:stop');
     });
   } finally {
     await connection.close();
     await nativeConnection.close();
+    await booth.close();
     await model?.close();
   }
 }

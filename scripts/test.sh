@@ -4,11 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+bash scripts/system-deps.sh
 echo "== tsc --noEmit"
 npx tsc --noEmit
 echo "== biome check"
 npx biome check .
 echo "== Temporal CLI"
 npx tsx scripts/temporal.ts install
+npx tsx scripts/jaeger.ts install
 echo "== vitest"
 npx vitest run "$@"

@@ -1,8 +1,11 @@
 import { crossRealmError, JukeboxError } from '../errors';
 import type { ToolSpec } from '../llm/types';
+import type { ShadowBooth } from '../sandbox/shadowBooth';
 
 export interface ToolInvocation {
   signal: AbortSignal;
+  /** The run's Shadow Booth when the worker has one: stage files, SQL and MCP calls here, not on the real targets. */
+  booth?: ShadowBooth;
 }
 
 export interface ToolDefinition {

@@ -9,11 +9,14 @@ import {
 } from '@temporalio/workflow';
 import type { StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
+import type { ForkActivities } from '../fork/activities';
+import { forkedRun } from '../fork/forkedRun';
 import { toApplicationFailure } from '../errors/applicationFailure';
 import { JukeboxError } from '../errors/JukeboxError';
 import type { LlmResponse } from '../llm/types';
 import type { RecorderActivities } from '../recorder/activities';
 import type { Observation, RecordOutcomeInput } from '../recorder/observations';
+import { boothSaga } from './boothSaga';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 
 /** Steps finished so far, for clients that show progress while a run is going. */
@@ -94,6 +97,11 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       }
     };
 
+    // A fork answers its steps before the fork point from the parent tape (fork/forkedRun.ts); a run that is not
+    // a fork gets pass-throughs. The run's input rides on its first step so the tape holds what replay needs.
+    const lineage = await forkedRun(o.fork, proxyActivities<ForkActivities>({ startToCloseTimeout: 60_000 }), input);
+
+    const booth = boothSaga(o);
     const ctx: AgentContext = {
       get steps() {
         return started;
@@ -102,26 +110,34 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       runId: info.runId,
       async llm(request) {
         const step = started++;
-        const response = await activities.llmStep({ step, request, ...takeObservations() });
+        const response = await activities.llmStep({
+          step,
+          request: lineage.request(step, request),
+          ...lineage.stepInput(step),
+          ...takeObservations(),
+        });
         steps.push(summarizeLlm(step, response));
         return response;
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;
-        const result = await activities.toolStep({ step, name, args, ...takeObservations() });
+        const result = await activities.toolStep({ step, name, args, ...lineage.stepInput(step), ...takeObservations() });
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
         return result as T;
       },
       random: () => {
-        const value = Math.random();
+        const value = lineage.observe('random', started) ?? Math.random();
         observations.push({ kind: 'random', seq: observed++, step: started, value });
         return value;
       },
       now: () => {
-        const nowMs = Date.now();
+        const nowMs = lineage.observe('clock', started) ?? Date.now();
         observations.push({ kind: 'clock', seq: observed++, step: started, nowMs });
         return nowMs;
       },
+      // The Shadow Booth's commit is one step made of several activities (workflows/boothSaga.ts).
+      commit: (options) => booth.commit(started++, options, takeObservations()),
+      rollback: (reason) => booth.rollback(started++, reason, takeObservations()),
     };
 
     try {
@@ -129,6 +145,8 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       await recordOutcome({ status: 'completed', result: output });
       return { output, steps };
     } catch (err) {
+      // Whatever failed (a step, the agent's own typed error, a breaker trip), nothing it staged survives it.
+      await booth.discardAfterFailure(started, err, takeObservations());
       await recordOutcome({
         status: isCancellation(err) ? 'cancelled' : 'failed',
         error: describeFailure(err),

@@ -1,3 +1,5 @@
+import type { ForkRunOptions } from '../fork/lineage';
+
 /** Per-run knobs for the activities behind an agent's steps. Defaults suit real model APIs. */
 export interface AgentRunOptions {
   /** How long one step may take, retries excluded. */
@@ -6,9 +8,11 @@ export interface AgentRunOptions {
   heartbeatTimeoutMs?: number;
   maximumAttempts?: number;
   initialRetryIntervalMs?: number;
+  /** Set by forkRun: steps before `fork.forkStep` are answered from the parent tape, later ones run live. */
+  fork?: ForkRunOptions;
 }
 
-export const DEFAULT_RUN_OPTIONS: Required<AgentRunOptions> = {
+export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork'>> = {
   stepTimeoutMs: 5 * 60_000,
   heartbeatTimeoutMs: 30_000,
   maximumAttempts: 5,

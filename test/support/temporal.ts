@@ -7,7 +7,12 @@ import type { Worker } from '@temporalio/worker';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import type { LlmEndpoints } from '../../llm';
 import type { TapeRecorderOptions } from '../../recorder';
-import { bundleAgentWorkflows, createJukeboxWorker, DEFAULT_WORKFLOWS_PATH } from '../../runtime';
+import {
+  bundleAgentWorkflows,
+  createJukeboxWorker,
+  DEFAULT_WORKFLOWS_PATH,
+  type JukeboxWorkerOptions,
+} from '../../runtime';
 import type { ToolDefinition } from '../../tools';
 
 // Bundling takes seconds; a test file bundles each workflows module once.
@@ -23,6 +28,7 @@ export async function connectTestWorker(options: {
   workflowsPath?: string;
   /** Default: record into a fresh temporary folder, keeping tapes out of the repository's .jukebox/tapes. */
   tape?: false | TapeRecorderOptions;
+  booth?: JukeboxWorkerOptions['booth'];
 }) {
   const config = temporalConfigFromEnv();
   const workflowsPath = options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH;
@@ -44,6 +50,7 @@ export async function connectTestWorker(options: {
     tools: options.tools,
     workflowBundle: await bundle,
     tape: options.tape ?? { dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-test-tapes-')) },
+    ...(options.booth ? { booth: options.booth } : {}),
   });
   const running = worker.run();
   return {

@@ -16,8 +16,10 @@ export interface WorkerProcess {
 export async function spawnWorker(
   env: Record<string, string>,
   readyTimeoutMs = 60_000,
+  /** Another worker entry (relative to the repository root) that prints the same ready line. */
+  entry = 'worker.ts',
 ): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,291 @@
+/**
+ * The Shadow Booth's costs, each beside what the same job costs without the booth in the same run: opening a
+ * workspace (10 and 10,000 files: it must not grow with size), a staged write, commit by changed bytes,
+ * rollback, a sandboxed shell command and a staged SQL statement.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import knexFactory from 'knex';
+import { StagedWorkspace } from '../../sandbox';
+import { StagedShell } from '../../sandbox/shell';
+import { StagedSql } from '../../sandbox/sql';
+import { type BenchResult, type BenchSuite, median, result, timeRuns } from '../harness';
+
+function makeTree(root: string, files: number): void {
+  const perDir = 100;
+  for (let i = 0; i < files; i++) {
+    const dir = path.join(root, `d${Math.floor(i / perDir)}`);
+    if (i % perDir === 0) fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `f${i}.txt`), `file ${i}\n`.repeat(10));
+  }
+}
+
+async function durableWrite(file: string, data: Buffer): Promise<void> {
+  const tmp = `${file}.tmp`;
+  const fh = await fsp.open(tmp, 'w');
+  await fh.writeFile(data);
+  await fh.sync();
+  await fh.close();
+  await fsp.rename(tmp, file);
+}
+
+export const shadowBoothSuite: BenchSuite = {
+  name: 'shadowBooth',
+  async run(): Promise<BenchResult[]> {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-booth-'));
+    const out: BenchResult[] = [];
+    try {
+      // ── open: cost must not depend on the workspace size ──
+      const opened: Record<number, number> = {};
+      const copied: Record<number, number> = {};
+      for (const files of [10, 10_000]) {
+        const root = path.join(base, `tree-${files}`);
+        makeTree(root, files);
+        const staging = path.join(base, `staging-open-${files}`);
+        opened[files] = median(
+          await timeRuns(50, async () => void (await StagedWorkspace.open({ root, stagingDir: staging }))),
+        );
+        copied[files] = median(
+          await timeRuns(3, async (i) => {
+            await fsp.cp(root, path.join(base, `copy-${files}-${i}`), { recursive: true });
+          }),
+        );
+      }
+      out.push(
+        result(
+          'booth open, 10-file workspace',
+          opened[10]!,
+          'ms',
+          'copy the tree (fs.cp)',
+          copied[10]!,
+          'target ≤ 5 ms',
+        ),
+        result(
+          'booth open, 10,000-file workspace',
+          opened[10_000]!,
+          'ms',
+          'copy the tree (fs.cp)',
+          copied[10_000]!,
+          'target ≤ 5 ms',
+        ),
+        result(
+          'booth open, 10,000 vs 10 files',
+          opened[10_000]!,
+          'ms',
+          'booth open, 10 files',
+          opened[10]!,
+          'ratio ≈ 1: independent of size',
+        ),
+      );
+
+      // Context for every durable figure below: one fsync on this disk.
+      const fsyncFile = path.join(base, 'fsync-probe');
+      const fsyncMs = median(
+        await timeRuns(20, async () => {
+          const fh = await fsp.open(fsyncFile, 'w');
+          await fh.writeFile('x');
+          await fh.sync();
+          await fh.close();
+        }),
+      );
+      out.push(result('one fsync on this disk (context)', fsyncMs, 'ms', 'none', null));
+
+      // ── staged write against a direct write of the same 4 KiB ──
+      // Writes, commits and rollbacks get their own tree, so the shell rows below still see 10 files.
+      const root = path.join(base, 'tree-work');
+      fs.mkdirSync(root);
+      const data = randomBytes(4096);
+      const ws = await StagedWorkspace.open({ root, stagingDir: path.join(base, 'staging-write') });
+      await ws.mkdir('w');
+      process.stderr.write('  open done; staged writes...\n');
+      const staged = median(
+        await timeRuns(40, (i) =>
+          ws.writeFile(`w/${i % 50}.bin`, Buffer.concat([data, Buffer.from(String(i))])),
+        ),
+      );
+      const directDir = path.join(base, 'direct');
+      fs.mkdirSync(directDir);
+      const direct = median(
+        await timeRuns(40, (i) => fsp.writeFile(path.join(directDir, `${i % 50}.bin`), data)),
+      );
+      const directDurable = median(
+        await timeRuns(40, (i) => durableWrite(path.join(directDir, `d${i % 50}.bin`), data)),
+      );
+      out.push(
+        result(
+          'staged write, 4 KiB (blob + manifest, both fsynced)',
+          staged,
+          'ms',
+          'fs.writeFile, no fsync',
+          direct,
+        ),
+        result(
+          'staged write, 4 KiB, against a durable write',
+          staged,
+          'ms',
+          'write + fsync + rename',
+          directDurable,
+        ),
+      );
+      await ws.discard();
+
+      // ── commit time by changed bytes ──
+      let set = 0;
+      for (const [label, files, size] of [
+        ['10 files × 1 KiB', 10, 1024],
+        ['10 files × 100 KiB', 10, 100 * 1024],
+        ['10 files × 1 MiB', 10, 1024 * 1024],
+        ['4 files × 16 MiB', 4, 16 * 1024 * 1024],
+      ] as const) {
+        const payload = randomBytes(size);
+        set++;
+        const times: number[] = [];
+        const peers: number[] = [];
+        for (let r = 0; r < 3; r++) {
+          const w = await StagedWorkspace.open({ root, stagingDir: path.join(base, `staging-commit-${r}`) });
+          const dir = `c${set}-${r}`;
+          await w.mkdir(dir);
+          for (let i = 0; i < files; i++) await w.writeFile(`${dir}/${i}.bin`, payload);
+          const t0 = performance.now();
+          await w.commit();
+          times.push(performance.now() - t0);
+          const peerDir = path.join(base, `peer-commit-${set}-${r}`);
+          fs.mkdirSync(peerDir, { recursive: true });
+          const p0 = performance.now();
+          for (let i = 0; i < files; i++) await durableWrite(path.join(peerDir, `${i}.bin`), payload);
+          peers.push(performance.now() - p0);
+        }
+        out.push(
+          result(
+            `commit, ${label} (${((files * size) / 1024 / 1024).toFixed(2)} MiB)`,
+            median(times),
+            'ms',
+            'write + fsync + rename each file directly',
+            median(peers),
+          ),
+        );
+      }
+
+      // ── rollback: discard a staged change set ──
+      for (const n of [1, 50]) {
+        const reps = n === 1 ? 10 : 3;
+        const times: number[] = [];
+        for (let r = 0; r < reps; r++) {
+          const w = await StagedWorkspace.open({ root, stagingDir: path.join(base, `staging-rb-${n}-${r}`) });
+          await w.mkdir('rb', { recursive: true });
+          for (let i = 0; i < n; i++) await w.writeFile(`rb/${i}.txt`, `v${i}`);
+          const t0 = performance.now();
+          await w.discard();
+          times.push(performance.now() - t0);
+        }
+        const peerTimes: number[] = [];
+        for (let r = 0; r < reps; r++) {
+          const dir = path.join(base, `peer-rb-${n}-${r}`);
+          fs.mkdirSync(dir);
+          for (let i = 0; i < n; i++) fs.writeFileSync(path.join(dir, `${i}.txt`), `v${i}`);
+          const t0 = performance.now();
+          await fsp.rm(dir, { recursive: true, force: true });
+          peerTimes.push(performance.now() - t0);
+        }
+        out.push(
+          result(
+            `rollback (discard), ${n} staged file${n === 1 ? '' : 's'}`,
+            median(times),
+            'ms',
+            `rm -r of a ${n}-file dir`,
+            median(peerTimes),
+            'target ≤ 1 ms',
+          ),
+        );
+      }
+
+      // ── a sandboxed command on the 10-file workspace against spawning it directly ──
+      const shellWs = await StagedWorkspace.open({
+        root: path.join(base, 'tree-10'),
+        stagingDir: path.join(base, 'staging-shell'),
+      });
+      const bwrapOk = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', 'true']).status === 0;
+      if (bwrapOk) {
+        const sh = new StagedShell(shellWs);
+        const boothed = median(
+          await timeRuns(10, async () => void (await sh.run(['true'], { timeoutMs: 30_000 }))),
+        );
+        const plain = median(await timeRuns(10, async () => void spawnSync('true')));
+        out.push(
+          result(
+            'shell command `true`, bwrap + copy of a 10-file view',
+            boothed,
+            'ms',
+            'spawn `true` directly',
+            plain,
+          ),
+        );
+        const big = await StagedWorkspace.open({
+          root: path.join(base, 'tree-10000'),
+          stagingDir: path.join(base, 'staging-shell-big'),
+        });
+        const bigSh = new StagedShell(big);
+        const boothedBig = median(
+          await timeRuns(1, async () => void (await bigSh.run(['true'], { timeoutMs: 120_000 }))),
+        );
+        out.push(
+          result(
+            'shell command `true`, 10,000-file view (copied per command)',
+            boothedBig,
+            'ms',
+            'same on a 10-file view',
+            boothed,
+          ),
+        );
+      }
+
+      // ── a staged SQL statement against the same statement on the database directly ──
+      const dbFile = path.join(base, 'bench.sqlite');
+      const real = knexFactory({
+        client: 'sqlite3',
+        connection: { filename: dbFile },
+        useNullAsDefault: true,
+      });
+      await real.raw('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+      const sql = await StagedSql.open({
+        client: 'sqlite3',
+        connection: dbFile,
+        stagingDir: path.join(base, 'staging-sql'),
+      });
+      const stagedSql = median(
+        await timeRuns(40, async (i) => void (await sql.query('INSERT INTO t (v) VALUES (?)', [`v${i}`]))),
+      );
+      const directSql = median(
+        await timeRuns(40, async (i) => void (await real.raw('INSERT INTO t (v) VALUES (?)', [`v${i}`]))),
+      );
+      const c0 = performance.now();
+      await sql.commit().catch(() => {});
+      const commitSql = performance.now() - c0;
+      out.push(
+        result(
+          'staged SQL insert (shadow + statement log, one transaction)',
+          stagedSql,
+          'ms',
+          'the insert on the real sqlite file',
+          directSql,
+        ),
+        result(
+          'SQL commit of 41 staged inserts (replay + checks)',
+          commitSql,
+          'ms',
+          '41 direct inserts, one transaction each',
+          directSql * 41,
+        ),
+      );
+      await sql.close();
+      await real.destroy();
+      return out;
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,49 @@
+import OpenAI from 'openai';
+import type { EmbedderConfig } from './config';
+
+/** A remote semantic embedder. The local default (character 3-gram TF-IDF) needs none: see textKeys.ts. */
+export interface Embedder {
+  readonly name: string;
+  embed(text: string, signal?: AbortSignal): Promise<number[]>;
+}
+
+/** Any OpenAI-compatible /v1/embeddings endpoint (OpenAI itself, vLLM, Ollama, LM Studio, ...). */
+export class OpenAICompatibleEmbedder implements Embedder {
+  readonly name: string;
+  private readonly client: OpenAI;
+
+  constructor(
+    private readonly options: { baseURL: string; model: string; apiKey?: string; timeoutMs?: number },
+  ) {
+    this.name = `${options.model} at ${options.baseURL}`;
+    // Retries would stall the breaker; a failed embedding degrades the semantic detector instead.
+    this.client = new OpenAI({
+      baseURL: options.baseURL,
+      apiKey: options.apiKey ?? 'unused',
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? 10_000,
+    });
+  }
+
+  async embed(text: string, signal?: AbortSignal): Promise<number[]> {
+    const res = await this.client.embeddings.create({ model: this.options.model, input: text }, { signal });
+    const vector = res.data[0]?.embedding;
+    if (!Array.isArray(vector) || vector.length === 0)
+      throw new Error(`the embeddings endpoint ${this.name} answered without an embedding`);
+    return vector;
+  }
+}
+
+/** The remote embedder a config asks for, or undefined for the local n-gram default. */
+export function createEmbedder(
+  config: EmbedderConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): Embedder | undefined {
+  if (config.kind === 'ngram') return undefined;
+  const apiKey = config.apiKeyEnv ? env[config.apiKeyEnv] : undefined;
+  return new OpenAICompatibleEmbedder({
+    baseURL: config.baseURL,
+    model: config.model,
+    ...(apiKey ? { apiKey } : {}),
+  });
+}

@@ -1,0 +1,58 @@
+import { codeShapes, findCode } from './codeShape';
+import type { BreakerConfig } from './config';
+import type { Embedder } from './embedder';
+import type { BreakerMessage, MessageFeatures } from './features';
+import { canonicalToolCall, charTrigrams, normalizeText, shortHash } from './textKeys';
+
+export interface FeatureDeps {
+  embedder?: Embedder;
+  python?: string;
+  signal?: AbortSignal;
+}
+
+const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Everything the detectors need about one message. Parsing and embedding failures never fail the breaker: the
+ * affected detector loses this message and `degraded` says why, the others run on.
+ */
+export async function extractFeatures(
+  message: BreakerMessage,
+  config: Pick<BreakerConfig, 'minChars'>,
+  deps: FeatureDeps = {},
+): Promise<MessageFeatures> {
+  const calls = message.toolCalls ?? [];
+  const normalized = normalizeText(message.text);
+  const long = normalized.length >= config.minChars;
+  const degraded: string[] = [];
+  const features: MessageFeatures = {
+    excerpt: (message.text || calls.map((c) => c.name).join(', ')).slice(0, 160),
+    toolKeys: [],
+    toolExcerpts: [],
+    codeShapes: [],
+  };
+  for (const c of calls) {
+    const key = canonicalToolCall(c.name, c.arguments);
+    features.toolKeys.push(shortHash(key));
+    features.toolExcerpts.push(key.slice(0, 160));
+  }
+  if (long) {
+    features.exactKey = shortHash(normalized);
+    features.ngrams = charTrigrams(normalized);
+    if (deps.embedder)
+      try {
+        features.embedding = await deps.embedder.embed(message.text, deps.signal);
+      } catch (err) {
+        degraded.push(
+          `embedder ${deps.embedder.name} failed (${reasonOf(err)}); semantic detector fell back to character 3-gram TF-IDF`,
+        );
+      }
+  }
+  try {
+    features.codeShapes = await codeShapes(findCode(message.text, calls), deps.python);
+  } catch (err) {
+    degraded.push(`code parser failed (${reasonOf(err)}); code detector skipped this message`);
+  }
+  if (degraded.length) features.degraded = degraded.join('; ');
+  return features;
+}

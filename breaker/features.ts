@@ -1,0 +1,32 @@
+/** What the detectors compare about one message. Computed in an activity; compared in the workflow. */
+export interface CodeShape {
+  lang: 'typescript' | 'python';
+  /** Hash of the normalized syntax tree: equal for programs that differ only in names, literals, layout. */
+  hash: string;
+  /** Hashed 4-grams of the normalized node sequence, sorted and unique, for near-equal programs. */
+  grams: number[];
+  tokens: number;
+}
+
+export interface MessageFeatures {
+  /** First characters of the message, for evidence. */
+  excerpt: string;
+  /** Hash of the normalized text when it is at least minChars long. */
+  exactKey?: string;
+  /** Hash of name + canonical arguments (keys sorted, scalar arrays sorted) of each tool call. */
+  toolKeys: string[];
+  toolExcerpts: string[];
+  /** Local embedder: hashed character 3-gram counts of the normalized text (TF; IDF is taken over the window). */
+  ngrams?: Record<string, number>;
+  /** Remote embedder: the endpoint's embedding vector. */
+  embedding?: number[];
+  codeShapes: CodeShape[];
+  /** Set when the remote embedder failed and the semantic detector fell back to the local n-grams. */
+  degraded?: string;
+}
+
+/** A message between agents, or a model reply, as the breaker sees it. */
+export interface BreakerMessage {
+  text: string;
+  toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+}

@@ -1,0 +1,221 @@
+import type { BreakerConfig } from './config';
+import type { MessageFeatures } from './features';
+import { denseCosine, sortedJaccard, tfidfCosines } from './similarity';
+import { type BreakerTrip, type DetectorName, formatUsd } from './trip';
+
+/** One finished model step of a track, for spend velocity and the cost cap. */
+export interface StepSpend {
+  startMs: number;
+  endMs: number;
+  tokens: number;
+  usd: number;
+}
+
+interface WindowEntry {
+  index: number;
+  features: MessageFeatures;
+}
+
+interface TrackState {
+  window: WindowEntry[];
+  spend: StepSpend[];
+  spentUsd: number;
+  messages: number;
+}
+
+export interface TrackSnapshot {
+  track: string;
+  messages: number;
+  spentUsd: number;
+  windowed: number;
+}
+
+/**
+ * The breaker's deterministic state: a sliding window of message features and of step spend per track. It runs
+ * inside the workflow (so its state is part of the durable history) and in the offline evaluation alike; the
+ * expensive parts (parsing code, embedding) arrive precomputed as MessageFeatures.
+ */
+export class LoopBreaker {
+  private readonly tracks = new Map<string, TrackState>();
+  private readonly on: Set<DetectorName>;
+  /** What went wrong with a detector that could not run (e.g. the embedder failed), newest last. */
+  readonly degraded: string[] = [];
+
+  constructor(private config: BreakerConfig) {
+    this.on = new Set(config.detectors);
+  }
+
+  get capUsd(): number {
+    return this.config.capUsd;
+  }
+
+  /** Resume with a new cap (the human decision of a jukebox.breaker.close signal). */
+  setCap(capUsd: number): void {
+    this.config = { ...this.config, capUsd };
+  }
+
+  /** After a human resumed a tripped track: what tripped it no longer counts against what comes next. */
+  clearWindow(track: string): void {
+    const s = this.tracks.get(track);
+    if (s) {
+      s.window = [];
+      s.spend = [];
+    }
+  }
+
+  private state(track: string): TrackState {
+    let s = this.tracks.get(track);
+    if (!s) {
+      s = { window: [], spend: [], spentUsd: 0, messages: 0 };
+      this.tracks.set(track, s);
+    }
+    return s;
+  }
+
+  spentUsd(track: string): number {
+    return this.tracks.get(track)?.spentUsd ?? 0;
+  }
+
+  snapshot(): TrackSnapshot[] {
+    return [...this.tracks].map(([track, s]) => ({
+      track,
+      messages: s.messages,
+      spentUsd: s.spentUsd,
+      windowed: s.window.length,
+    }));
+  }
+
+  /** Counts a finished step's spend; trips on the cost cap or on spend velocity over the time window. */
+  observeSpend(track: string, step: StepSpend): BreakerTrip | undefined {
+    const s = this.state(track);
+    s.spentUsd += step.usd;
+    s.spend.push(step);
+    const from = step.endMs - this.config.velocity.windowMs;
+    while (s.spend.length && s.spend[0]!.endMs < from) s.spend.shift();
+    // Bounded even if a clock stands still: the window never holds more steps than this.
+    if (s.spend.length > 1024) s.spend.splice(0, s.spend.length - 1024);
+    if (this.on.has('cost-cap') && s.spentUsd > this.config.capUsd)
+      return {
+        detector: 'cost-cap',
+        track,
+        reason: `spent $${formatUsd(s.spentUsd)}, over the cap of $${this.config.capUsd}`,
+        evidence: { capUsd: this.config.capUsd, spentUsd: s.spentUsd, lastStepUsd: step.usd },
+        spendUsd: s.spentUsd,
+      };
+    const v = this.config.velocity;
+    if (!this.on.has('spend-velocity') || s.spend.length < v.minSteps) return undefined;
+    const spanMs = Math.max(1000, step.endMs - s.spend[0]!.startMs);
+    const tokens = s.spend.reduce((n, e) => n + e.tokens, 0);
+    const usd = s.spend.reduce((n, e) => n + e.usd, 0);
+    const tokensPerSecond = tokens / (spanMs / 1000);
+    const usdPerMinute = usd / (spanMs / 60_000);
+    if (tokensPerSecond <= v.maxTokensPerSecond && usdPerMinute <= v.maxUsdPerMinute) return undefined;
+    const what =
+      usdPerMinute > v.maxUsdPerMinute
+        ? `$${usdPerMinute.toFixed(4)}/min, over ${v.maxUsdPerMinute}`
+        : `${tokensPerSecond.toFixed(0)} tokens/s, over ${v.maxTokensPerSecond}`;
+    return {
+      detector: 'spend-velocity',
+      track,
+      reason: `${what} across the last ${s.spend.length} steps (${(spanMs / 1000).toFixed(1)} s)`,
+      evidence: { steps: s.spend.length, spanMs, tokens, usd, tokensPerSecond, usdPerMinute },
+      spendUsd: s.spentUsd,
+    };
+  }
+
+  /** Adds a message to its track's window; trips when it repeats earlier ones in the window. */
+  observeMessage(track: string, features: MessageFeatures): BreakerTrip | undefined {
+    const s = this.state(track);
+    const index = s.messages++;
+    if (features.degraded) this.degraded.push(`track ${track} message ${index}: ${features.degraded}`);
+    const trip = this.detect(track, s, index, features);
+    s.window.push({ index, features });
+    if (s.window.length > this.config.windowSize) s.window.shift();
+    return trip;
+  }
+
+  private detect(track: string, s: TrackState, index: number, f: MessageFeatures): BreakerTrip | undefined {
+    const c = this.config;
+    const trip = (detector: DetectorName, reason: string, matches: unknown[]): BreakerTrip => ({
+      detector,
+      track,
+      reason,
+      evidence: { message: { index, excerpt: f.excerpt }, matches },
+      spendUsd: s.spentUsd,
+    });
+    const w = s.window;
+
+    if (this.on.has('tool-repeat'))
+      for (let k = 0; k < f.toolKeys.length; k++) {
+        const same = w.filter((e) => e.features.toolKeys.includes(f.toolKeys[k]!));
+        if (same.length >= c.tool.hits)
+          return trip(
+            'tool-repeat',
+            `tool call ${f.toolExcerpts[k]} repeats ${same.length} earlier call(s) in the window (arguments compared canonically)`,
+            same.map((e) => ({ index: e.index, excerpt: e.features.excerpt })),
+          );
+      }
+
+    if (this.on.has('code-repeat'))
+      for (const shape of f.codeShapes) {
+        if (shape.tokens < c.code.minTokens) continue;
+        const same = w.flatMap((e) => {
+          let best = 0;
+          for (const other of e.features.codeShapes) {
+            if (other.lang !== shape.lang) continue;
+            best = Math.max(best, other.hash === shape.hash ? 1 : sortedJaccard(shape.grams, other.grams));
+          }
+          return best >= c.code.similarity
+            ? [{ index: e.index, excerpt: e.features.excerpt, similarity: best }]
+            : [];
+        });
+        if (same.length >= c.code.hits)
+          return trip(
+            'code-repeat',
+            `${shape.lang} code is the same program (names, literals and layout normalized) as ${same.length} earlier message(s)`,
+            same,
+          );
+      }
+
+    // A turn that makes new tool calls is progress (page 3, then page 4): its wording is allowed to repeat.
+    if (f.toolKeys.length) return undefined;
+
+    if (this.on.has('exact-repeat') && f.exactKey) {
+      const same = w.filter((e) => e.features.exactKey === f.exactKey);
+      if (same.length >= c.exact.hits)
+        return trip(
+          'exact-repeat',
+          `message repeats ${same.length} earlier message(s) word for word (case, spacing, punctuation ignored)`,
+          same.map((e) => ({ index: e.index, excerpt: e.features.excerpt })),
+        );
+    }
+
+    if (this.on.has('semantic-repeat') && f.exactKey) {
+      const docs = [...w.map((e) => e.features.ngrams ?? {}), f.ngrams ?? {}];
+      const local = f.ngrams ? tfidfCosines(f.ngrams, docs.slice(0, -1), docs) : [];
+      const similar = w.flatMap((e, k) => {
+        if (!e.features.exactKey) return [];
+        const score =
+          f.embedding && e.features.embedding
+            ? denseCosine(f.embedding, e.features.embedding)
+            : f.ngrams && e.features.ngrams
+              ? local[k]!
+              : 0;
+        return score >= c.semantic.threshold ? [{ index: e.index, excerpt: e.features.excerpt, score }] : [];
+      });
+      // Converging refinement drifts: each draft is closest to the one before it and further from older ones.
+      // A loop comes back: some older message is about as close as the previous one.
+      const previous = w.at(-1);
+      const toPrevious = similar.find((m) => m.index === previous?.index)?.score ?? 0;
+      const older = Math.max(0, ...similar.filter((m) => m.index !== previous?.index).map((m) => m.score));
+      const drifting = toPrevious - older > c.semantic.driftMargin;
+      if (similar.length >= c.semantic.hits && !drifting)
+        return trip(
+          'semantic-repeat',
+          `message is near-identical in meaning to ${similar.length} earlier message(s) (similarity >= ${c.semantic.threshold}, ${f.embedding ? 'remote embedder' : 'character 3-gram TF-IDF'})`,
+          similar,
+        );
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,38 @@
+import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+
+/** `jbx fork` / forkRun was asked for a fork that cannot exist; nothing was started, the parent is untouched. */
+export class ForkRequestError extends JukeboxError {
+  constructor(message: string, cause?: unknown) {
+    super('FORK_INVALID', message, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('ForkRequestError', ForkRequestError);
+
+/**
+ * A step before the fork point asked for something other than what the parent tape recorded, so it cannot be
+ * answered from the tape: the agent code changed in a way that matters before the fork. Not retryable.
+ */
+export class ForkDivergenceError extends JukeboxError {
+  constructor(step: number, parentTape: string, fields: string[]) {
+    super(
+      'FORK_INHERITED_STEP_DIVERGED',
+      `step ${step} comes before the fork point, but its request differs from the parent tape ${parentTape} (${fields.join(', ')}). ` +
+        'The agent code changed before the fork step: fork at an earlier step, or run `jbx replay` on the parent to see the divergence.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ForkDivergenceError', ForkDivergenceError);
+
+/** The parent tape changed since the fork was requested (its prefix no longer hashes to parent.tapeHash). */
+export class ParentTapeChangedError extends JukeboxError {
+  constructor(parentTape: string, expected: string, actual: string) {
+    super(
+      'FORK_PARENT_CHANGED',
+      `parent tape ${parentTape} no longer matches the fork's parent.tapeHash (expected ${expected}, found ${actual}); ` +
+        'fork again from the tape as it is now.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ParentTapeChangedError', ParentTapeChangedError);

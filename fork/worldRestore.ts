@@ -1,0 +1,76 @@
+/**
+ * The world as it was at the fork frame: the parent's staged file writes (fs.mutation) and SQL statements
+ * (sql.mutation) before the fork step, replayed in tape order into the fork's own staging area. File contents
+ * come from the tape's blobs, never from today's disk, so a fork sees what the parent saw even after the real
+ * files moved on.
+ */
+import type { Encoded } from '../sandbox/sql/values';
+import type { StagedWorkspace } from '../sandbox/stagedWorkspace';
+import { decodeBlob } from '../tape';
+import type { Timeline } from '../replay/timeline';
+
+type Files = Pick<StagedWorkspace, 'writeFile' | 'mkdir' | 'rm' | 'rename' | 'chmod'>;
+
+export interface WorldTarget {
+  files?: Files;
+  /** StagedSql (or anything that replays sql.mutation frames in order). */
+  sql?: { replay(frames: readonly { statement: string; params?: Encoded }[]): Promise<void> };
+}
+
+export interface RestoreReport {
+  files: number;
+  statements: number;
+}
+
+function bytesOf(t: Timeline, ref: unknown): Uint8Array {
+  const hash = (ref as { hash?: string } | undefined)?.hash;
+  const blob = hash ? t.tape.blobs.get(hash) : undefined;
+  if (!blob) throw new Error(`fs.mutation content blob ${String(hash)} is missing from ${t.file}`);
+  const v = decodeBlob(blob);
+  if (v instanceof Uint8Array) return v;
+  return new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
+}
+
+export async function restoreWorld(t: Timeline, forkStep: number, target: WorldTarget): Promise<RestoreReport> {
+  const report: RestoreReport = { files: 0, statements: 0 };
+  const sql: { statement: string; params?: Encoded }[] = [];
+  for (const f of t.tape.frames) {
+    if (f.step >= forkStep) continue;
+    const p = f.payload as Record<string, unknown>;
+    if (f.kind === 'sql.mutation' && typeof p.statement === 'string') {
+      // Only writes change the staged state; reads recorded as mutations would be harmless but pointless.
+      if (p.kind === undefined || p.kind === 'write') sql.push({ statement: p.statement, params: p.params as Encoded });
+      continue;
+    }
+    if (f.kind !== 'fs.mutation' || !target.files) continue;
+    const fsPath = String(p.path);
+    const mode = typeof p.mode === 'number' ? p.mode : undefined;
+    switch (p.op) {
+      case 'write':
+      case 'append':
+        // `after` is the whole content after the operation, so an append restores as a write.
+        await target.files.writeFile(fsPath, bytesOf(t, p.after), mode === undefined ? {} : { mode });
+        break;
+      case 'mkdir':
+        await target.files.mkdir(fsPath, { recursive: p.recursive === true, ...(mode === undefined ? {} : { mode }) });
+        break;
+      case 'rm':
+        await target.files.rm(fsPath, { recursive: p.recursive === true, force: p.force === true });
+        break;
+      case 'rename':
+        await target.files.rename(String(p.from), fsPath);
+        break;
+      case 'chmod':
+        if (mode !== undefined) await target.files.chmod(fsPath, mode);
+        break;
+      default:
+        continue;
+    }
+    report.files++;
+  }
+  if (sql.length && target.sql) {
+    await target.sql.replay(sql);
+    report.statements = sql.length;
+  }
+  return report;
+}

@@ -1,0 +1,138 @@
+/**
+ * An AgentContext answered from a tape (a sibling of runtime/directContext): each `ctx.llm` / `ctx.tool` is the
+ * next recorded step, checked against the recorded request before its recorded response is handed back;
+ * `ctx.random` / `ctx.now` are the recorded readings in order. No network, no Temporal, no API cost.
+ */
+import { type AgentContext, boothUnavailable } from '../agent/context';
+import { JukeboxError } from '../errors/JukeboxError';
+import { applyLayers, type OverrideLayer } from '../fork/overrides';
+import type { LlmRequest } from '../llm/types';
+import { asRecorded, differences, pick } from './compare';
+import { type Divergence, ReplayDivergenceError } from './errors';
+import type { Timeline, TimelineStep } from './timeline';
+
+/** A step that failed in the recorded run fails the same way on replay, so the agent's own handling re-runs. */
+export class ReplayedStepError extends JukeboxError {
+  constructor(step: number, recorded: { name: string; message: string; code?: string }) {
+    super(recorded.code ?? 'REPLAYED_STEP_FAILED', `step ${step} failed in the recorded run: ${recorded.message}`, {
+      nonRetryable: true,
+    });
+  }
+}
+
+export interface OfflineReplayState {
+  /** Steps answered from the tape so far. */
+  replayed: number;
+  divergence: Divergence | null;
+}
+
+function requestForm(request: LlmRequest): Record<string, unknown> {
+  const r = asRecorded(request) as Record<string, unknown>;
+  const out: Record<string, unknown> = { provider: r.provider, model: r.model, messages: r.messages ?? [] };
+  for (const k of ['system', 'temperature', 'maxTokens', 'stream']) if (r[k] !== undefined) out[k] = r[k];
+  if (Array.isArray(r.tools) && r.tools.length) out.tools = r.tools;
+  return out;
+}
+
+export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; state: OfflineReplayState } {
+  const byStep = new Map<number, TimelineStep>(timeline.steps.map((s) => [s.step, s]));
+  const header = timeline.tape.header;
+  // A fork tape's later steps ran with the fork's overrides (and its ancestors'); replay applies the same.
+  const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ?? []) as OverrideLayer[];
+  const state: OfflineReplayState = { replayed: 0, divergence: null };
+  let started = 0;
+  let observed = 0;
+  const endFrame = timeline.outcome?.frame ?? timeline.tape.frames.length - 1;
+
+  const diverge = (d: Divergence): never => {
+    state.divergence = d;
+    throw new ReplayDivergenceError(timeline.file, d);
+  };
+  const next = (kind: 'llm' | 'tool', step: number, actual: unknown): TimelineStep => {
+    const s = byStep.get(step);
+    if (!s)
+      return diverge({
+        step,
+        frame: endFrame,
+        kind: 'end',
+        fields: [`the tape has ${timeline.steps.length} steps; the agent started step ${step}`],
+        expected: timeline.outcome ? { outcome: timeline.outcome.status } : { end: 'of tape' },
+        actual: { [kind]: actual },
+      });
+    if (s.kind !== kind)
+      return diverge({
+        step,
+        frame: s.requestFrame,
+        kind: s.kind === 'llm' ? 'llm.request' : 'tool.call',
+        fields: ['kind'],
+        expected: { kind: s.kind, ...(s.kind === 'llm' ? { model: s.request?.model } : { tool: s.toolName }) },
+        actual: { kind, ...(actual as Record<string, unknown>) },
+      });
+    return s;
+  };
+  const observe = (kind: 'random' | 'clock'): number => {
+    const o = timeline.observations[observed];
+    if (!o || o.kind !== kind)
+      return diverge({
+        step: started,
+        frame: o?.frame ?? endFrame,
+        kind: o?.kind ?? 'end',
+        fields: [`observation ${observed}`],
+        expected: o ? { [o.kind]: o.value } : { observations: timeline.observations.length },
+        actual: { [kind]: 'read' },
+      });
+    observed++;
+    return o.value;
+  };
+
+  const ctx: AgentContext = {
+    get steps() {
+      return started;
+    },
+    workflowId: header.workflowId,
+    runId: header.runId,
+    async llm(request) {
+      const step = started++;
+      const sent = applyLayers(request, step, layers);
+      const actual = requestForm(sent);
+      const s = next('llm', step, { model: actual.model });
+      const expected = (s.request ?? {}) as unknown as Record<string, unknown>;
+      const fields = differences(expected, actual);
+      if (fields.length)
+        diverge({
+          step,
+          frame: s.requestFrame,
+          kind: 'llm.request',
+          fields,
+          expected: pick(expected, fields),
+          actual: pick(actual, fields),
+        });
+      state.replayed++;
+      if (s.error || !s.response) throw new ReplayedStepError(step, s.error ?? { name: 'Error', message: 'no response recorded' });
+      return structuredClone(s.response);
+    },
+    async tool<T>(name: string, args: Record<string, unknown>) {
+      const step = started++;
+      const actual = { toolName: name, args: asRecorded(args) };
+      const s = next('tool', step, actual);
+      const expected = { toolName: s.toolName, args: s.args };
+      const fields = differences(expected, actual);
+      if (fields.length)
+        diverge({
+          step,
+          frame: s.requestFrame,
+          kind: 'tool.call',
+          fields,
+          expected: pick(expected, fields),
+          actual: pick(actual, fields),
+        });
+      state.replayed++;
+      if (s.error) throw new ReplayedStepError(step, s.error);
+      return structuredClone(s.output) as T;
+    },
+    random: () => observe('random'),
+    now: () => observe('clock'),
+    ...boothUnavailable('an offline replay'),
+  };
+  return { ctx, state };
+}

@@ -1,0 +1,45 @@
+/**
+ * Temporal's own determinism check against a tape's stored history: the current workflow bundle is replayed
+ * by `Worker.runReplayHistory`, which throws DeterminismViolationError when today's code would issue
+ * different commands than the recorded run did.
+ */
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { ReplayError, Worker } from '@temporalio/worker';
+import { bundleAgentWorkflows } from '../runtime/workflowBundle';
+import { loadStoredHistory } from './history';
+
+export interface TemporalReplayReport {
+  file: string;
+  workflowId: string;
+  eventCount: number;
+  deterministic: boolean;
+  /** The replayer's complaint when not deterministic. */
+  error?: string;
+  durationMs: number;
+}
+
+export async function replayTemporalHistory(
+  tapeFile: string,
+  options: { workflowsPath?: string; bundle?: { code: string } },
+): Promise<TemporalReplayReport> {
+  const { history, sidecar } = loadStoredHistory(tapeFile);
+  const workflowBundle = options.bundle ?? (await bundleAgentWorkflows(options.workflowsPath));
+  const t0 = performance.now();
+  const report: TemporalReplayReport = {
+    file: tapeFile,
+    workflowId: sidecar.workflowId,
+    eventCount: sidecar.eventCount,
+    deterministic: true,
+    durationMs: 0,
+  };
+  try {
+    await Worker.runReplayHistory({ workflowBundle }, history, sidecar.workflowId);
+  } catch (err) {
+    // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
+    if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;
+    report.deterministic = false;
+    report.error = err.message;
+  }
+  report.durationMs = performance.now() - t0;
+  return report;
+}

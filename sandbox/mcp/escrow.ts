@@ -1,0 +1,340 @@
+/**
+ * MCP tool calls in the Shadow Booth. A tool the server marks `readOnlyHint: true` runs live; every other call
+ * (the MCP spec's defaults are destructive and not idempotent) is written to an escrow file on disk and runs
+ * only at commit, in the order it was staged, each with an optional compensating call for the saga.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { currentActivityTape } from '../../recorder/activityTape';
+import type { FaultHook } from '../commit';
+import { atomicWriteJson, isCode } from '../durable';
+import type { McpConnections } from './connections';
+import {
+  McpArgumentsError,
+  McpEscrowCorruptError,
+  McpServerUnavailableError,
+  McpToolFailedError,
+} from './errors';
+
+export const ESCROW_FORMAT = 'jukebox-mcp-escrow/1';
+export const ESCROW_FILE = 'escrow.json';
+/** `_meta` key carrying a stable id per escrowed call, so a server can drop a call a retry sends twice. */
+export const IDEMPOTENCY_META_KEY = 'jukebox/idempotencyKey';
+
+export interface McpCompensation {
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+export type EscrowState = 'escrowed' | 'applying' | 'applied' | 'failed' | 'compensated' | 'uncompensated';
+
+export interface EscrowedCall {
+  /** Position in commit order, from 0. */
+  seq: number;
+  /** Stable across retries: sent as `_meta["jukebox/idempotencyKey"]`. */
+  key: string;
+  server: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  compensate?: McpCompensation;
+  state: EscrowState;
+  result?: unknown;
+  compensation?: unknown;
+}
+
+interface EscrowFile {
+  format: typeof ESCROW_FORMAT;
+  id: string;
+  calls: EscrowedCall[];
+}
+
+export type McpCallOutcome =
+  | { mode: 'live'; result: McpToolResult }
+  | { mode: 'escrowed'; seq: number; server: string; tool: string };
+
+export interface McpToolResult {
+  content: unknown[];
+  structuredContent?: unknown;
+  isError?: boolean;
+}
+
+export interface McpCommitResult {
+  applied: number;
+  /** Calls a previous attempt had already applied. */
+  skipped: number;
+  calls: Array<{ seq: number; server: string; tool: string; result: unknown }>;
+}
+
+export interface McpCompensateResult {
+  compensated: Array<{ seq: number; server: string; tool: string; by: string }>;
+  /** Applied calls that had no compensating call: they stay done; the failure report names them. */
+  uncompensated: Array<{ seq: number; server: string; tool: string }>;
+}
+
+function plainArguments(server: string, tool: string, args: unknown): Record<string, unknown> {
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw new McpArgumentsError(server, tool, `arguments must be an object, got ${JSON.stringify(args)}`);
+  let copy: unknown;
+  try {
+    copy = JSON.parse(JSON.stringify(args));
+  } catch (err) {
+    throw new McpArgumentsError(server, tool, `arguments are not JSON (${String(err)})`);
+  }
+  // A value JSON drops or changes (undefined, functions, Dates, NaN) would be sent differently than staged.
+  if (!isDeepJson(args, copy))
+    throw new McpArgumentsError(server, tool, 'arguments hold values JSON cannot carry unchanged');
+  return copy as Record<string, unknown>;
+}
+
+function isDeepJson(a: unknown, b: unknown): boolean {
+  if (a === null || typeof a === 'string' || typeof a === 'boolean') return a === b;
+  if (typeof a === 'number') return Number.isFinite(a) && a === b;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => isDeepJson(v, b[i]));
+  if (typeof a !== 'object' || Object.getPrototypeOf(a) !== Object.prototype) return false;
+  const o = b as Record<string, unknown>;
+  const keys = Object.keys(a as object);
+  return keys.length === Object.keys(o).length && keys.every((k) => isDeepJson((a as never)[k], o[k]));
+}
+
+function textOf(result: McpToolResult): string {
+  return result.content
+    .map((c) => (c as { type?: string; text?: string }).text ?? '')
+    .join(' ')
+    .slice(0, 500);
+}
+
+export class McpEscrow {
+  readonly stagingDir: string;
+  private readonly file: string;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly connections: McpConnections,
+    stagingDir: string,
+    private readonly faultPoint: FaultHook = () => {},
+  ) {
+    this.stagingDir = stagingDir;
+    this.file = path.join(stagingDir, ESCROW_FILE);
+  }
+
+  /**
+   * Runs a read-only tool now, or escrows any other call until commit. The server must list the tool (and the
+   * compensating tool): an unknown name is refused at once rather than discovered at commit.
+   */
+  call(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    options: { compensate?: McpCompensation } = {},
+  ): Promise<McpCallOutcome> {
+    return this.exclusive(async () => {
+      const clean = plainArguments(server, tool, args);
+      const info = await this.connections.tool(server, tool);
+      if (info.readOnly) {
+        const result = await this.invoke(server, tool, clean, undefined, 'live');
+        return { mode: 'live', result };
+      }
+      let compensate: McpCompensation | undefined;
+      if (options.compensate) {
+        await this.connections.tool(server, options.compensate.tool);
+        compensate = {
+          tool: options.compensate.tool,
+          arguments: plainArguments(server, options.compensate.tool, options.compensate.arguments),
+        };
+      }
+      const escrow = (await this.load()) ?? { format: ESCROW_FORMAT, id: randomBytes(8).toString('hex'), calls: [] };
+      const seq = escrow.calls.length;
+      const call: EscrowedCall = {
+        seq,
+        key: `${escrow.id}:${seq}`,
+        server,
+        tool,
+        arguments: clean,
+        ...(compensate ? { compensate } : {}),
+        state: 'escrowed',
+      };
+      escrow.calls.push(call);
+      await this.save(escrow);
+      currentActivityTape()?.effect('mcp.call', () => ({
+        server,
+        method: 'tools/call',
+        params: { name: tool, arguments: clean },
+        escrowed: true,
+        seq,
+        ...(compensate ? { compensate } : {}),
+      }));
+      return { mode: 'escrowed', seq, server, tool };
+    });
+  }
+
+  /** The escrowed calls in commit order, for verifiers and reports. */
+  async calls(): Promise<EscrowedCall[]> {
+    return (await this.load())?.calls ?? [];
+  }
+
+  /**
+   * Runs the escrowed calls in order. Each call's state is on disk before and after it runs, so a retry after a
+   * crash skips what was applied and re-sends the one in flight with the same idempotency key.
+   */
+  commit(): Promise<McpCommitResult> {
+    return this.exclusive(async () => {
+      const escrow = await this.load();
+      const out: McpCommitResult = { applied: 0, skipped: 0, calls: [] };
+      if (!escrow) return out;
+      for (const call of escrow.calls) {
+        if (call.state === 'applied') {
+          out.skipped++;
+          out.calls.push({ seq: call.seq, server: call.server, tool: call.tool, result: call.result });
+          continue;
+        }
+        if (call.state !== 'escrowed' && call.state !== 'applying')
+          throw new McpEscrowCorruptError(this.file, `call ${call.seq} is ${call.state}; it cannot be committed`);
+        call.state = 'applying';
+        await this.save(escrow);
+        await this.faultPoint(`mcp:before-call:${call.seq}`);
+        let result: McpToolResult;
+        try {
+          result = await this.invoke(call.server, call.tool, call.arguments, call.key, 'commit', call.seq);
+        } catch (err) {
+          // The server answered with an error, so the call did not happen: nothing to compensate for it.
+          if (err instanceof McpToolFailedError) {
+            call.state = 'failed';
+            await this.save(escrow);
+          }
+          throw err;
+        }
+        call.state = 'applied';
+        call.result = result;
+        await this.save(escrow);
+        await this.faultPoint(`mcp:call-applied:${call.seq}`);
+        out.applied++;
+        out.calls.push({ seq: call.seq, server: call.server, tool: call.tool, result });
+      }
+      return out;
+    });
+  }
+
+  /**
+   * Undoes applied calls, newest first, with their compensating calls. A call caught mid-flight (`applying`)
+   * may have happened, so it is compensated too; compensating tools must tolerate undoing what did not happen.
+   */
+  compensate(): Promise<McpCompensateResult> {
+    return this.exclusive(async () => {
+      const escrow = await this.load();
+      const out: McpCompensateResult = { compensated: [], uncompensated: [] };
+      if (!escrow) return out;
+      for (const call of [...escrow.calls].reverse()) {
+        if (call.state !== 'applied' && call.state !== 'applying') continue;
+        if (!call.compensate) {
+          call.state = 'uncompensated';
+          await this.save(escrow);
+          out.uncompensated.push({ seq: call.seq, server: call.server, tool: call.tool });
+          continue;
+        }
+        call.compensation = await this.invoke(
+          call.server,
+          call.compensate.tool,
+          call.compensate.arguments,
+          `${call.key}:compensate`,
+          'compensate',
+          call.seq,
+        );
+        call.state = 'compensated';
+        await this.save(escrow);
+        out.compensated.push({ seq: call.seq, server: call.server, tool: call.tool, by: call.compensate.tool });
+      }
+      return out;
+    });
+  }
+
+  /** Forgets the escrow: nothing escrowed runs. */
+  discard(): Promise<void> {
+    return this.exclusive(() => fs.rm(this.stagingDir, { recursive: true, force: true }));
+  }
+
+  private async invoke(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    key: string | undefined,
+    phase: 'live' | 'commit' | 'compensate',
+    seq?: number,
+  ): Promise<McpToolResult> {
+    const cfg = this.connections.config(server);
+    const tape = currentActivityTape();
+    const record = (outcome: { result?: unknown; error?: unknown }) =>
+      tape?.effect('mcp.call', () => ({
+        server,
+        method: 'tools/call',
+        params: { name: tool, arguments: args },
+        phase,
+        ...(seq !== undefined ? { seq } : {}),
+        ...outcome,
+      }));
+    const client = await this.connections.client(server);
+    let result: McpToolResult;
+    try {
+      result = (await client.callTool(
+        { name: tool, arguments: args, ...(key ? { _meta: { [IDEMPOTENCY_META_KEY]: key } } : {}) },
+        undefined,
+        { timeout: cfg.callTimeoutMs ?? 60_000 },
+      )) as McpToolResult;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      record({ error: { message } });
+      // JSON-RPC errors carry a numeric code: the server answered. Anything else is the transport failing.
+      if (typeof (err as { code?: unknown }).code === 'number' && !/closed|timed out/i.test(message))
+        throw new McpToolFailedError(server, tool, message, err);
+      await this.connections.drop(server);
+      throw new McpServerUnavailableError(server, `the call to ${tool} got no answer (${message})`, err);
+    }
+    if (result.isError) {
+      record({ error: { message: textOf(result) }, result });
+      throw new McpToolFailedError(server, tool, textOf(result) || 'the tool reported isError without text');
+    }
+    record({ result });
+    return result;
+  }
+
+  private async load(): Promise<EscrowFile | null> {
+    let text: string;
+    try {
+      text = await fs.readFile(this.file, 'utf8');
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return null;
+      throw new McpEscrowCorruptError(this.file, 'it cannot be read', err);
+    }
+    let parsed: EscrowFile;
+    try {
+      parsed = JSON.parse(text) as EscrowFile;
+    } catch (err) {
+      throw new McpEscrowCorruptError(this.file, 'it is not JSON', err);
+    }
+    if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
+      throw new McpEscrowCorruptError(this.file, `its format is not ${ESCROW_FORMAT}`);
+    const known = new Set(this.connections.names());
+    parsed.calls.forEach((c, i) => {
+      if (
+        c?.seq !== i ||
+        typeof c.tool !== 'string' ||
+        typeof c.key !== 'string' ||
+        !known.has(c.server) ||
+        typeof c.arguments !== 'object'
+      )
+        throw new McpEscrowCorruptError(this.file, `call ${i} is malformed or names an unconfigured server`);
+    });
+    return parsed;
+  }
+
+  private async save(escrow: EscrowFile): Promise<void> {
+    await fs.mkdir(this.stagingDir, { recursive: true });
+    await atomicWriteJson(this.file, escrow);
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * MCP tool calls in the Shadow Booth over the official SDK client: read-only tools live, every other call
+ * escrowed on disk until commit, with optional compensating calls (docs/shadow-booth.md, "MCP escrow").
+ */
+export {
+  type McpServerConfig,
+  McpConnections,
+  type McpToolInfo,
+  type McpTransportConfig,
+} from './connections';
+export {
+  McpArgumentsError,
+  McpEscrowCorruptError,
+  McpServerUnavailableError,
+  McpServerUnknownError,
+  McpToolFailedError,
+  McpToolUnknownError,
+} from './errors';
+export {
+  ESCROW_FILE,
+  type EscrowedCall,
+  type EscrowState,
+  IDEMPOTENCY_META_KEY,
+  type McpCallOutcome,
+  type McpCommitResult,
+  type McpCompensateResult,
+  type McpCompensation,
+  McpEscrow,
+  type McpToolResult,
+} from './escrow';

@@ -1,0 +1,66 @@
+import { crossRealmError, JukeboxError } from '../../errors';
+
+/** The command ran past its timeout and was killed; nothing it wrote was staged. */
+export class ShellTimeoutError extends JukeboxError {
+  readonly argv: string[];
+  readonly timeoutMs: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  constructor(argv: string[], timeoutMs: number, stdout: string, stderr: string) {
+    super(
+      'SHELL_TIMEOUT',
+      `shell command ${JSON.stringify(argv)} did not finish within ${timeoutMs} ms and was killed; nothing it wrote was staged. Raise timeoutMs or make the command finish sooner`,
+      { nonRetryable: true },
+    );
+    this.argv = argv;
+    this.timeoutMs = timeoutMs;
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+}
+crossRealmError('ShellTimeoutError', ShellTimeoutError);
+
+/** The machine cannot provide the isolation asked for; the command was not run. */
+export class ShellIsolationUnavailableError extends JukeboxError {
+  constructor(detail: string, cause?: unknown) {
+    super(
+      'SHELL_ISOLATION_UNAVAILABLE',
+      `cannot isolate shell commands: ${detail}. Without bubblewrap a command could write the real workspace through absolute paths, reach the network and read the worker's files; install bubblewrap (scripts/system-deps.sh), or pass isolation: 'none' to StagedShell to accept running unconfined (docs/shadow-booth.md)`,
+      { cause, nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ShellIsolationUnavailableError', ShellIsolationUnavailableError);
+
+/** The command or its options are malformed (empty argv, NUL bytes, no timeout). */
+export class ShellConfigError extends JukeboxError {
+  constructor(message: string, cause?: unknown) {
+    super('SHELL_CONFIG', message, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('ShellConfigError', ShellConfigError);
+
+/** The command wrote something the booth refuses to stage (e.g. over a hard-linked file); nothing was staged. */
+export class ShellChangesRefusedError extends JukeboxError {
+  readonly path: string;
+  constructor(path: string, cause: unknown) {
+    super(
+      'SHELL_CHANGES_REFUSED',
+      `the command's writes were not staged, none of them: ${JSON.stringify(path)} was refused (${cause instanceof Error ? cause.message : String(cause)})`,
+      { cause, nonRetryable: true },
+    );
+    this.path = path;
+  }
+}
+crossRealmError('ShellChangesRefusedError', ShellChangesRefusedError);
+
+/** The sandbox or the command could not be started (missing executable, bwrap setup failure). */
+export class ShellSpawnError extends JukeboxError {
+  constructor(detail: string, cause?: unknown) {
+    super('SHELL_SPAWN_FAILED', `shell command could not be started: ${detail}`, {
+      cause,
+      nonRetryable: false,
+    });
+  }
+}
+crossRealmError('ShellSpawnError', ShellSpawnError);

@@ -1,0 +1,111 @@
+import { crossRealmError, JukeboxError } from '../../errors';
+
+/** Why a statement was refused before it ran; stable tags so callers need not parse messages. */
+export type SqlRefusal =
+  | 'empty'
+  | 'unterminated'
+  | 'multiple-statements'
+  | 'transaction-control'
+  | 'attach'
+  | 'vacuum'
+  | 'load-extension'
+  | 'pragma'
+  | 'file-access'
+  | 'session-setting'
+  | 'schema-qualified'
+  | 'internal-table'
+  | 'privileges'
+  | 'code-execution';
+
+/** The statement would reach outside the shadow (another file, another schema, the server's disk) or break it. */
+export class SqlRefusedError extends JukeboxError {
+  readonly statement: string;
+  readonly reason: SqlRefusal;
+  constructor(statement: string, reason: SqlRefusal, detail: string) {
+    super('SQL_REFUSED', `SQL statement refused (${reason}): ${detail}`, { nonRetryable: true });
+    this.statement = statement;
+    this.reason = reason;
+  }
+}
+crossRealmError('SqlRefusedError', SqlRefusedError);
+
+/** The database rejected the statement on the shadow; the staged state is unchanged (it ran in a rolled-back transaction). */
+export class SqlStatementError extends JukeboxError {
+  readonly statement: string;
+  constructor(statement: string, cause: unknown) {
+    super(
+      'SQL_STATEMENT_FAILED',
+      `SQL statement failed on the shadow, nothing was staged: ${cause instanceof Error ? cause.message : String(cause)}; fix the statement and run it again`,
+      { cause, nonRetryable: true },
+    );
+    this.statement = statement;
+  }
+}
+crossRealmError('SqlStatementError', SqlStatementError);
+
+/** Tables this run read or wrote changed in the real database since the snapshot; nothing was applied. */
+export class SqlConflictError extends JukeboxError {
+  readonly tables: string[];
+  constructor(tables: string[], what: 'commit' | 'compensate') {
+    super(
+      'SQL_CONFLICT',
+      what === 'commit'
+        ? `SQL commit aborted, nothing was applied: table${tables.length === 1 ? '' : 's'} ${tables.join(', ')} changed in the real database since the run's snapshot; discard() and run the work again on fresh data`
+        : `SQL compensation aborted, nothing was undone: table${tables.length === 1 ? '' : 's'} ${tables.join(', ')} changed since the commit; undoing it now would overwrite those later changes, reconcile by hand`,
+      { nonRetryable: true },
+    );
+    this.tables = tables;
+  }
+}
+crossRealmError('SqlConflictError', SqlConflictError);
+
+/**
+ * Replaying the staged statements on the real database did not produce the state the shadow holds (a
+ * non-deterministic statement, a constraint the shadow lacks); the transaction was rolled back.
+ */
+export class SqlReplayDivergedError extends JukeboxError {
+  readonly tables: string[];
+  constructor(tables: string[], cause?: unknown) {
+    super(
+      'SQL_REPLAY_DIVERGED',
+      `SQL commit aborted, nothing was applied: replaying the staged statements on the real database ${
+        cause === undefined
+          ? `gave different contents for ${tables.join(', ')} than the shadow`
+          : `failed (${cause instanceof Error ? cause.message : String(cause)})`
+      }; avoid non-deterministic values (random(), now()) in writes or pass them as parameters, then stage again`,
+      { cause, nonRetryable: true },
+    );
+    this.tables = tables;
+  }
+}
+crossRealmError('SqlReplayDivergedError', SqlReplayDivergedError);
+
+/** StagedSql was opened with options it cannot use, or its staging directory belongs to another database. */
+export class SqlConfigError extends JukeboxError {
+  constructor(message: string, cause?: unknown) {
+    super('SQL_CONFIG', message, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('SqlConfigError', SqlConfigError);
+
+/** An applied commit cannot be undone as asked (never applied, or it changed the schema). */
+export class SqlCompensationError extends JukeboxError {
+  readonly commitId: string;
+  constructor(commitId: string, detail: string) {
+    super('SQL_COMPENSATION', `cannot compensate SQL commit ${commitId}: ${detail}`, { nonRetryable: true });
+    this.commitId = commitId;
+  }
+}
+crossRealmError('SqlCompensationError', SqlCompensationError);
+
+/** The real database failed during commit for a reason that may pass (busy, connection lost); nothing was applied. */
+export class SqlCommitFailedError extends JukeboxError {
+  constructor(cause: unknown) {
+    super(
+      'SQL_COMMIT_FAILED',
+      `SQL commit failed and was rolled back, nothing was applied: ${cause instanceof Error ? cause.message : String(cause)}; retry the commit`,
+      { cause, nonRetryable: false },
+    );
+  }
+}
+crossRealmError('SqlCommitFailedError', SqlCommitFailedError);

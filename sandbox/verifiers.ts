@@ -1,0 +1,120 @@
+/**
+ * Verifiers and policy gates: checks over a run's staged change set (file diffs, SQL write set, escrowed MCP
+ * calls) that run in the commit activity before anything becomes durable. A gate returns a verdict with a
+ * reason a person can read; one refusal stops the commit and the run rolls back.
+ */
+import { crossRealmError, JukeboxError } from '../errors';
+import type { EscrowedCall } from './mcp/escrow';
+import type { Change } from './stagedWorkspace';
+
+/** Everything a run has staged, as the gates see it. */
+export interface BoothChangeSet {
+  files: Change[];
+  /** The SQL write set (`StagedSql.writeSet()`), or null when the booth has no database. */
+  sql: unknown;
+  mcp: EscrowedCall[];
+}
+
+export type GateDecision = { ok: true; reason?: string } | { ok: false; reason: string };
+
+/** A gate is a plain function, registered on the worker by name; the workflow names the gates to run. */
+export type Gate = (changes: BoothChangeSet) => GateDecision | Promise<GateDecision>;
+
+export interface GateVerdict {
+  gate: string;
+  ok: boolean;
+  reason: string;
+}
+
+/** A gate refused the change set: nothing was applied, the run is rolled back. */
+export class GateRefusedError extends JukeboxError {
+  readonly verdicts: GateVerdict[];
+  constructor(verdicts: GateVerdict[]) {
+    const refused = verdicts.filter((v) => !v.ok);
+    super(
+      'GATE_REFUSED',
+      `commit refused by ${refused.map((v) => `gate ${v.gate}: ${v.reason}`).join('; ')}; nothing was applied and the staged changes were rolled back`,
+      { nonRetryable: true },
+    );
+    this.verdicts = verdicts;
+  }
+}
+crossRealmError('GateRefusedError', GateRefusedError);
+
+/** The workflow named a gate the worker does not have. Refusing is the only safe reading of a missing check. */
+export class GateUnknownError extends JukeboxError {
+  constructor(name: string, known: string[]) {
+    super(
+      'GATE_UNKNOWN',
+      `no verifier or gate named ${JSON.stringify(name)} is registered on this worker (known: ${known.join(', ') || 'none'}); add it to booth.gates in createJukeboxWorker`,
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('GateUnknownError', GateUnknownError);
+
+/**
+ * Runs every named gate (all of them, so the report shows every reason, not just the first) and returns the
+ * verdicts. A gate that throws refuses: a check that could not run has not passed.
+ */
+export async function runGates(
+  names: readonly string[],
+  registry: Readonly<Record<string, Gate>>,
+  changes: BoothChangeSet,
+): Promise<GateVerdict[]> {
+  const known = Object.keys(registry);
+  for (const name of names) if (!Object.hasOwn(registry, name)) throw new GateUnknownError(name, known);
+  const verdicts: GateVerdict[] = [];
+  for (const name of names) {
+    try {
+      const d = await registry[name]!(changes);
+      verdicts.push({ gate: name, ok: d.ok, reason: d.reason ?? (d.ok ? 'passed' : 'refused') });
+    } catch (err) {
+      verdicts.push({
+        gate: name,
+        ok: false,
+        reason: `the gate itself failed (${err instanceof Error ? err.message : String(err)})`,
+      });
+    }
+  }
+  return verdicts;
+}
+
+/** Throws GateRefusedError when any verdict refused. */
+export function requirePassed(verdicts: GateVerdict[]): void {
+  if (verdicts.some((v) => !v.ok)) throw new GateRefusedError(verdicts);
+}
+
+// ── ready-made gates ─────────────────────────────────────────────────────────────────────────────────────
+
+/** Files may change only under these prefixes (relative to the workspace root, e.g. `ledger/`). */
+export function filesOnlyUnder(prefixes: string[]): Gate {
+  return ({ files }) => {
+    const outside = files.filter(
+      (c) => !prefixes.some((p) => c.path === p.replace(/\/$/, '') || c.path.startsWith(p.endsWith('/') ? p : `${p}/`)),
+    );
+    return outside.length
+      ? { ok: false, reason: `changes outside ${prefixes.join(', ')}: ${outside.map((c) => c.path).join(', ')}` }
+      : { ok: true, reason: `all ${files.length} file changes under ${prefixes.join(', ')}` };
+  };
+}
+
+/** No staged file deletions. */
+export function noFileDeletes(): Gate {
+  return ({ files }) => {
+    const deleted = files.filter((c) => c.op === 'delete');
+    return deleted.length
+      ? { ok: false, reason: `would delete ${deleted.map((c) => c.path).join(', ')}` }
+      : { ok: true, reason: 'no deletions' };
+  };
+}
+
+/** Escrowed MCP calls may only use these `server/tool` names. */
+export function mcpToolsAllowed(allowed: string[]): Gate {
+  return ({ mcp }) => {
+    const bad = mcp.filter((c) => !allowed.includes(`${c.server}/${c.tool}`));
+    return bad.length
+      ? { ok: false, reason: `MCP calls not allowed: ${bad.map((c) => `${c.server}/${c.tool}`).join(', ')}` }
+      : { ok: true, reason: `${mcp.length} MCP calls, all allowed` };
+  };
+}

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import OpenAI from 'openai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GraphOutput } from '../../agents/langgraph/agent';
+import { researchTools } from '../../agents/sample/tools';
+import { ReplayBook, wrapOpenAI } from '../../integrations';
+import { localEndpoints } from '../../llm';
+import { loadModelScript, type ModelServer, startModelServer } from '../../modelserver';
+import { TapeStore } from '../../recorder';
+import { bundleAgentWorkflows, startAgent } from '../../runtime';
+import { readTape, resolveMessages, verifyTape } from '../../tape';
+import { connectTestWorker } from '../support/temporal';
+import { summarizeTool } from './fixtures/summarizeTool';
+
+const WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
+const SAMPLE = loadModelScript(path.join(__dirname, '../../agents/sample/script.yaml'));
+const SCRIPT = {
+  name: 'integrations',
+  turns: [
+    ...SAMPLE.turns,
+    { id: 'summary', match: { lastUser: 'Summarize:' }, reply: { text: 'A short summary.', chunkSize: 4 } },
+  ],
+};
+const QUESTION = 'How many times around the Earth is the distance to the Moon?';
+
+describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
+  let model: ModelServer;
+  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  const dir = path.join(require('node:os').tmpdir(), `jukebox-integrations-${process.pid}`);
+  const store = new TapeStore({ dir });
+
+  beforeAll(async () => {
+    model = await startModelServer({ script: SCRIPT });
+    env = await connectTestWorker({
+      endpoints: localEndpoints(model.url),
+      tools: [...researchTools, summarizeTool(model.openaiBaseURL)],
+      workflowsPath: WORKFLOWS,
+      tape: { dir },
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+    await model?.close();
+  });
+
+  const run = async <O>(workflow: string, input: Record<string, unknown>) => {
+    const handle = await startAgent<Record<string, unknown>, O>(workflow, input, {
+      connection: env.connection,
+      namespace: env.namespace,
+      taskQueue: env.taskQueue,
+    });
+    const result = (await handle.result()) as { output: O };
+    const runId = (await handle.describe()).runId;
+    return { handle, output: result.output, file: store.pathFor(handle.workflowId, runId) };
+  };
+
+  it('a LangGraph graph: its model and tool nodes are recorded steps, and its history replays deterministically', async () => {
+    model.loadScript(SCRIPT);
+    const { handle, output, file } = await run<GraphOutput>('langGraphAgent', { question: QUESTION });
+    expect(output.answer).toContain('9.6 trips');
+    expect(output.path).toEqual(['model', 'tools', 'model', 'tools', 'model', 'tools', 'model']);
+    expect(model.requestCount()).toBe(4);
+
+    expect(verifyTape(file)).toMatchObject({ ok: true, sealed: true });
+    const tape = readTape(file);
+    const requests = tape.frames.filter((f) => f.kind === 'llm.request');
+    const toolCalls = tape.frames.filter((f) => f.kind === 'tool.call').map((f) => (f.payload as { toolName: string }).toolName);
+    expect(requests).toHaveLength(4);
+    expect(toolCalls).toEqual(['lookup_fact', 'lookup_fact', 'calculate']);
+    const lastAsked = resolveMessages(tape, (requests[3]?.payload as { messages: never }).messages);
+    expect(lastAsked).toHaveLength(7);
+
+    // Temporal re-runs the graph against the recorded history: any nondeterminism in it fails here.
+    const history = await handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await bundleAgentWorkflows(WORKFLOWS) }, history, handle.workflowId);
+  });
+
+  it('a wrapped openai client inside a tool records onto that step of the run tape, and replays from it', async () => {
+    model.loadScript(SCRIPT);
+    const { output, file } = await run<{ summary: string }>('summaryAgent', { text: 'the Moon is far' });
+    expect(output.summary).toBe('A short summary.');
+    const tape = readTape(file);
+    const toolStep = tape.frames.find((f) => f.kind === 'tool.call');
+    const llm = tape.frames.filter((f) => f.kind?.startsWith('llm.'));
+    expect(llm.map((f) => f.kind)).toEqual(['llm.request', 'llm.chunk', 'llm.response']);
+    for (const f of llm) {
+      expect(f.step).toBe(toolStep?.step);
+      expect((f.payload as { activityId: string }).activityId).toBe((toolStep?.payload as { callId: string }).callId);
+    }
+
+    const book = ReplayBook.fromTape(file);
+    expect(book.calls).toHaveLength(1);
+    const offline = wrapOpenAI(new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'x' }), { replay: book });
+    const stream = await offline.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Summarize: the Moon is far' }],
+      stream: true,
+    });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('A short summary.');
+  });
+});

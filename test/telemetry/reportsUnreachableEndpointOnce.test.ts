@@ -1,0 +1,85 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ResearchOutput } from '../../agents/sample/agent';
+import { freePort } from '../../devserver';
+import { type ModelServer, startModelServer } from '../../modelserver';
+import { TapeStore } from '../../recorder';
+import { verifyTape } from '../../tape';
+import { createOtlpTelemetry, type OtlpTelemetry, TelemetryExportError } from '../../telemetry';
+import { jbx } from './cli';
+import { startTelemetryWorker } from './telemetryWorker';
+
+const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
+
+describe('telemetry to an OTLP endpoint nobody listens on', () => {
+  let model: ModelServer;
+  let worker: Awaited<ReturnType<typeof startTelemetryWorker>>;
+  let otlp: OtlpTelemetry;
+  let url: string;
+  const errors: TelemetryExportError[] = [];
+
+  beforeAll(async () => {
+    url = `http://127.0.0.1:${await freePort()}`;
+    model = await startModelServer({ script: SAMPLE_SCRIPT });
+    otlp = createOtlpTelemetry({
+      url,
+      onError: (e) => errors.push(e),
+      metricIntervalMs: 100,
+      timeoutMillis: 2_000,
+    });
+    worker = await startTelemetryWorker(model.url, {
+      tracerProvider: otlp.tracerProvider,
+      meterProvider: otlp.meterProvider,
+    });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await otlp?.shutdown();
+    await model?.close();
+  });
+
+  it('lets runs complete and record, and reports the outage once per signal, not per span', async () => {
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      model.loadScript(SAMPLE_SCRIPT);
+      runs.push(
+        await worker.run<ResearchOutput>({
+          question: 'How far is the distance to the Moon?',
+        }),
+      );
+      // Each flush is one more failed export batch of the run's spans.
+      await otlp.flush();
+    }
+    for (const r of runs) {
+      expect(r.result.output.turns).toBe(4);
+      const tape = new TapeStore({ dir: worker.tapeDir }).pathFor(r.workflowId, r.runId);
+      expect(verifyTape(tape)).toMatchObject({ ok: true, sealed: true });
+    }
+    // Several metric intervals pass, each one a failed export.
+    await new Promise((r) => setTimeout(r, 600));
+    await otlp.flush();
+
+    expect(errors.map((e) => e.signal).sort()).toEqual(['metrics', 'traces']);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(TelemetryExportError);
+      expect(e.code).toBe('TELEMETRY_EXPORT_FAILED');
+      expect(e.nonRetryable).toBe(false);
+      expect(e.message).toContain(`${url}/v1/${e.signal}`);
+      expect(e.message).toContain('Runs and recording go on');
+    }
+  });
+
+  it('jbx export --otlp to it fails with exit 1 and one message saying what to check', async () => {
+    model.loadScript(SAMPLE_SCRIPT);
+    const { workflowId, runId } = await worker.run<ResearchOutput>({
+      question: 'How far is the distance to the Moon?',
+    });
+    const tape = new TapeStore({ dir: worker.tapeDir }).pathFor(workflowId, runId);
+    const r = jbx('export', tape, '--otlp', url);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`could not export traces to ${url}/v1/traces`);
+    expect(r.stderr).toContain('check the OTLP/HTTP URL');
+  });
+});

@@ -1,0 +1,158 @@
+/**
+ * The workflow side of the Shadow Booth: `ctx.commit` as a saga over the commit activities (verify, files,
+ * SQL, MCP, finish) and `ctx.rollback`. Deterministic orchestration only; the activities do the I/O.
+ */
+import { ActivityFailure, ApplicationFailure, CancellationScope, log, proxyActivities } from '@temporalio/workflow';
+import type { CommitActivities, RollbackReport, StagedSummary } from '../activities/commitActivities';
+import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+import type { WithObservations } from '../recorder/observations';
+import { GateRefusedError, type GateVerdict } from '../sandbox/verifiers';
+import type { AgentRunOptions } from './runOptions';
+
+export interface CommitOptions {
+  /** Verifiers and policy gates (registered on the worker's booth by name) that must pass first. */
+  gates?: string[];
+}
+
+export interface CommitReport {
+  staged: StagedSummary;
+  verdicts: GateVerdict[];
+  files: { steps: number; recovered: boolean };
+  sql: { statements: number; rowsAffected: number; recovered: boolean } | null;
+  mcp: { applied: number; skipped: number };
+}
+
+export type CommitPart = 'verify' | 'files' | 'sql' | 'mcp' | 'finish';
+
+/**
+ * The commit did not happen: a gate refused, or a part failed and the parts applied before it were
+ * compensated. The staged changes were discarded. `cause` is the original failure.
+ */
+export class CommitRolledBackError extends JukeboxError {
+  readonly part: CommitPart;
+  readonly verdicts: GateVerdict[];
+  readonly reason: string;
+  /** What had been staged (and is now discarded), when the verify step got to list it. */
+  readonly staged: StagedSummary | null;
+  constructor(
+    part: CommitPart,
+    reason: string,
+    verdicts: GateVerdict[],
+    staged: StagedSummary | null,
+    cause: unknown,
+  ) {
+    super(
+      'COMMIT_ROLLED_BACK',
+      `the run's staged changes were rolled back, nothing of them remains: ${part === 'verify' ? '' : `committing ${part} failed: `}${reason}`,
+      { cause, nonRetryable: true },
+    );
+    this.part = part;
+    this.reason = reason;
+    this.verdicts = verdicts;
+    this.staged = staged;
+  }
+}
+crossRealmError('CommitRolledBackError', CommitRolledBackError);
+
+/** The message that says what happened: an activity failure's own message is generic, its cause is not. */
+export function failureReason(err: unknown): string {
+  if (err instanceof ActivityFailure && err.cause) return failureReason(err.cause);
+  if (err instanceof ApplicationFailure && err.type) return `${err.type}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function boothSaga(o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>) {
+  const booth = proxyActivities<CommitActivities>({
+    startToCloseTimeout: 5 * 60_000,
+    heartbeatTimeout: o.heartbeatTimeoutMs,
+    retry: {
+      maximumAttempts: o.maximumAttempts,
+      initialInterval: o.initialRetryIntervalMs,
+      backoffCoefficient: 2,
+    },
+  });
+
+  async function rollback(step: number, reason: string, seen: WithObservations = {}): Promise<RollbackReport> {
+    return CancellationScope.nonCancellable(() => booth.boothRollback({ step, reason, ...seen }));
+  }
+
+  /** `seen`: the workflow's random and clock readings, recorded before the commit's first frames. */
+  async function commit(step: number, options: CommitOptions = {}, seen: WithObservations = {}): Promise<CommitReport> {
+    const compensations: Array<() => Promise<unknown>> = [];
+    let part: CommitPart = 'verify';
+    let verdicts: GateVerdict[] = [];
+    let staged: StagedSummary | null = null;
+    try {
+      const verified = await booth.boothVerify({ step, gates: options.gates ?? [], ...seen });
+      verdicts = verified.verdicts;
+      staged = verified.staged;
+      if (verdicts.some((v) => !v.ok)) throw new GateRefusedError(verdicts);
+
+      part = 'files';
+      // The files commit is journaled: a failure part-way leaves a journal that compensation finishes and then
+      // undoes, so its compensation is registered before it runs. It does nothing if the commit never applied.
+      compensations.unshift(() => booth.boothCompensateFiles({ step }));
+      const files = await booth.boothCommitFiles({ step });
+
+      part = 'sql';
+      const sql = await booth.boothCommitSql({ step });
+      if (sql?.applied) compensations.unshift(() => booth.boothCompensateSql({ step, result: sql }));
+
+      part = 'mcp';
+      // Each escrowed call's state is journaled, so compensation undoes exactly the calls that ran, also when
+      // the commit stopped part-way through the list.
+      compensations.unshift(() => booth.boothCompensateMcp({ step }));
+      const mcp = await booth.boothCommitMcp({ step });
+
+      part = 'finish';
+      try {
+        await booth.boothFinish({ step, staged: verified.staged, verdicts });
+      } catch (finishErr) {
+        // Every part is durable by now: the commit happened; only the staging clean-up is left behind.
+        log.error('the Shadow Booth committed but could not remove its staging area', {
+          error: failureReason(finishErr),
+        });
+      }
+      return {
+        staged: verified.staged,
+        verdicts,
+        files: { steps: files.steps, recovered: files.recovered },
+        sql: sql && { statements: sql.statements, rowsAffected: sql.rowsAffected, recovered: sql.recovered },
+        mcp: { applied: mcp.applied, skipped: mcp.skipped },
+      };
+    } catch (err) {
+      const reason = err instanceof GateRefusedError ? err.message : failureReason(err);
+      await CancellationScope.nonCancellable(async () => {
+        for (const compensate of compensations) {
+          try {
+            await compensate();
+          } catch (undoErr) {
+            // One failed compensation must not stop the others; the log names it.
+            log.error('a Shadow Booth compensation failed', { part, error: failureReason(undoErr) });
+          }
+        }
+        try {
+          await booth.boothRollback({ step, reason });
+        } catch (rollbackErr) {
+          log.error('could not discard the staged changes', { error: failureReason(rollbackErr) });
+        }
+      });
+      throw new CommitRolledBackError(part, reason, verdicts, staged, err);
+    }
+  }
+
+  /**
+   * After any failure of the agent: discard what it staged and record why, so nothing outlives a failed run.
+   * Best effort: the agent's own error is what the run reports.
+   */
+  async function discardAfterFailure(step: number, err: unknown, seen: WithObservations = {}): Promise<void> {
+    if (err instanceof CommitRolledBackError) return;
+    try {
+      await rollback(step, `the run failed: ${failureReason(err)}`, seen);
+    } catch (rollbackErr) {
+      log.warn('could not discard the staged changes of a failed run', { error: failureReason(rollbackErr) });
+    }
+  }
+
+  return { commit, rollback, discardAfterFailure };
+}
