@@ -79,7 +79,12 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
     async boothCommitFiles(_input: BoothStepInput): Promise<FilesCommitReport> {
       return withBooth(async (booth) => {
         const report = await booth.commitFiles();
-        record('commit', { part: 'files', steps: report.steps, recovered: report.recovered, changes: report.changes });
+        record('commit', {
+          part: 'files',
+          steps: report.steps,
+          recovered: report.recovered,
+          changes: report.changes,
+        });
         return report;
       });
     },
@@ -129,7 +134,9 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
     },
 
     /** Every part is durable: the staging area goes away and the commit as a whole is recorded. */
-    async boothFinish(input: BoothStepInput & { staged: StagedSummary; verdicts: GateVerdict[] }): Promise<void> {
+    async boothFinish(
+      input: BoothStepInput & { staged: StagedSummary; verdicts: GateVerdict[] },
+    ): Promise<void> {
       await withBooth(async (booth) => {
         await runtime!.faultPoint('finish:before');
         await booth.removeStaging();

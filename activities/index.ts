@@ -1,4 +1,12 @@
 /** Every activity of a Jukebox worker: all of an agent's I/O lives here, never in workflows. */
+export {
+  type BoothStepInput,
+  type CommitActivities,
+  createCommitActivities,
+  type RollbackReport,
+  type StagedSummary,
+  type VerifyReport,
+} from './commitActivities';
 export { FailureMappingInterceptor } from './failureMappingInterceptor';
 export {
   createStepActivities,

@@ -5,11 +5,22 @@ import { type BenchResult, formatTable, writeResults } from './harness';
 import { breakerSuite } from './suites/breaker';
 import { e2eRunSuite } from './suites/e2eRun';
 import { exportSuite } from './suites/export';
+import { proxySuite } from './suites/proxy';
 import { recordingSuite } from './suites/recording';
+import { replaySuite } from './suites/replay';
 import { shadowBoothSuite } from './suites/shadowBooth';
 import { tapeFormatSuite } from './suites/tapeFormat';
 
-const suites = [tapeFormatSuite, e2eRunSuite, recordingSuite, shadowBoothSuite, exportSuite, breakerSuite];
+const suites = [
+  tapeFormatSuite,
+  e2eRunSuite,
+  recordingSuite,
+  shadowBoothSuite,
+  exportSuite,
+  breakerSuite,
+  proxySuite,
+  replaySuite,
+];
 
 async function main() {
   installQuietRuntime();

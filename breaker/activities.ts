@@ -19,6 +19,7 @@ export interface BreakerActivityDeps {
 }
 
 export interface BreakerPreflightInput {
+  step: number;
   config: BreakerConfigInput;
   models: { provider: string; model: string }[];
 }

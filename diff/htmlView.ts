@@ -24,7 +24,9 @@ const FIELDS: [keyof StepView, string][] = [
 function cell(s: StepView | undefined, changed: Set<string>, side: 'a' | 'b', status: DiffRow['status']): string {
   if (!s) return `<td class="step empty ${side}">${status === 'inserted' ? 'only in B' : 'only in A'}</td>`;
   const title = `<div class="title${changed.has('model') || changed.has('tool') || changed.has('kind') ? ' changed' : ''}"><span class="n">#${s.step}</span> ${esc(s.kind)} <b>${esc(s.name)}</b></div>`;
+    // Tokens and cost belong to model calls; on a tool step they are always zero and n/a.
   const rows = FIELDS.filter(([k]) => s[k] !== undefined && !(Array.isArray(s[k]) && (s[k] as unknown[]).length === 0))
+    .filter(([k]) => s.kind === 'llm' || (k !== 'tokens' && k !== 'cost'))
     .map(([k, label]) => {
       const v = k === 'tokens' ? `${s.tokens.input} in / ${s.tokens.output} out` : k === 'cost' ? (s.cost === null ? 'n/a' : `$${s.cost.toFixed(4)}`) : s[k];
       return `<div class="f${changed.has(label) ? ' changed' : ''}"><span class="k">${label}</span> <span class="v">${esc(v)}</span></div>`;
@@ -66,7 +68,7 @@ table{border-collapse:collapse;width:100%;table-layout:fixed}
 th{vertical-align:top;text-align:left;padding:8px;background:#f3f4f6;border:1px solid #d0d7de}
 th .side{font-size:15px} .file{color:#555;word-break:break-all} .sum{margin-top:2px}
 td{vertical-align:top;border:1px solid #d0d7de;padding:6px 8px;word-break:break-word}
-td.mark{width:28px;text-align:center;font-weight:bold;color:#777}
+th.mark,td.mark{width:28px;text-align:center;font-weight:bold;color:#777;padding:6px 0}
 tr.same td.step{background:#fff}
 tr.changed td.step{background:#fff8e1}
 tr.removed td.a{background:#ffebe9} tr.inserted td.b{background:#e6ffec}
@@ -80,7 +82,7 @@ tr.divider td{background:#cf222e;color:#fff;font-weight:bold;padding:2px 8px}
 footer{margin-top:12px;color:#555}
 </style></head><body>
 <h1>jbx diff</h1><p class="verdict">${esc(verdict)}</p>
-<table><thead><tr>${summary(d.a, 'A')}<th class="mark"></th>${summary(d.b, 'B')}</tr></thead>
+<table><colgroup><col><col style="width:28px"><col></colgroup><thead><tr>${summary(d.a, 'A')}<th class="mark"></th>${summary(d.b, 'B')}</tr></thead>
 <tbody>
 ${body}
 </tbody></table>

@@ -13,7 +13,10 @@ async function main() {
   const replaying = process.argv.includes('--replay') && replay !== undefined;
   const tape = replaying ? undefined : new SessionTape({ session: 'ai-sdk-example' });
   const openai = recordedOpenAIProvider(
-    { baseURL: `${process.env.JUKEBOX_MODEL_URL ?? 'http://127.0.0.1:4010'}/v1`, apiKey: process.env.OPENAI_API_KEY ?? 'local' },
+    {
+      baseURL: `${process.env.JUKEBOX_MODEL_URL ?? 'http://127.0.0.1:4010'}/v1`,
+      apiKey: process.env.OPENAI_API_KEY ?? 'local',
+    },
     replaying ? { replay } : { sink: () => tape?.begin() },
   );
   const result = streamText({

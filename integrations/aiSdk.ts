@@ -10,6 +10,10 @@ import { jukeboxFetch } from './recordingFetch';
 import { replayBookOf } from './replaySource';
 
 export function recordedOpenAIProvider(settings: OpenAIProviderSettings = {}, options: WrapOptions = {}) {
-  const fetch = jukeboxFetch({ replay: replayBookOf(options.replay), sink: options.sink, fetch: options.fetch });
+  const fetch = jukeboxFetch({
+    replay: replayBookOf(options.replay),
+    sink: options.sink,
+    fetch: options.fetch,
+  });
   return createOpenAI({ ...settings, fetch: fetch as typeof globalThis.fetch });
 }

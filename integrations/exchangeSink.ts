@@ -8,7 +8,9 @@ import { type ActivityTape, currentActivityTape } from '../recorder';
 import type { WireRequestFields } from './wire';
 
 /** A chunk's wire form: one SSE event, or a whole non-streamed body with its status. */
-export type ChunkRaw = { event?: string; data: string } | { body: string; contentType: string; status: number };
+export type ChunkRaw =
+  | { event?: string; data: string }
+  | { body: string; contentType: string; status: number };
 
 export interface ExchangeSink {
   /** Before any I/O, so a crash still leaves what was asked on the tape. */
@@ -23,7 +25,9 @@ export interface ExchangeSink {
  * The recorder's step API keeps raw events only for chunks without text, so every chunk is handed over as a
  * raw event (its text stays readable inside `data`, and in the llm.response message).
  */
-export function activitySink(tape: ActivityTape | undefined = currentActivityTape()): ExchangeSink | undefined {
+export function activitySink(
+  tape: ActivityTape | undefined = currentActivityTape(),
+): ExchangeSink | undefined {
   if (!tape) return undefined;
   return {
     request: (fields) => tape.llmRequest(fields as unknown as LlmRequest),

@@ -102,11 +102,14 @@ function recordStream(
   let answered = false;
   const take = (controller: ReadableStreamDefaultController<Uint8Array>, batch: SseEvent[]) => {
     const offsetMs = Math.round(performance.now() - startedAt);
+    let out = '';
     for (const e of batch) {
       sink.chunk(events.length, offsetMs, e, eventText(provider, e));
       events.push({ ...e, offsetMs });
-      controller.enqueue(encoder.encode(formatSse(e)));
+      out += formatSse(e);
     }
+    // The events of one upstream read go on as one write, as they arrived.
+    if (out) controller.enqueue(encoder.encode(out));
   };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -176,7 +179,9 @@ export function jukeboxFetch(options: JukeboxFetchOptions = {}): Fetch {
       try {
         return replayResponse(options.replay.take(call.fields).response);
       } catch (err) {
-        return errorResponse(400, 'jukebox_replay_unmatched', err as Error, { tape: options.replay.tapePath });
+        return errorResponse(400, 'jukebox_replay_unmatched', err as Error, {
+          tape: options.replay.tapePath,
+        });
       }
     }
     const sink = call ? sinkOf() : undefined;
@@ -187,14 +192,31 @@ export function jukeboxFetch(options: JukeboxFetchOptions = {}): Fetch {
     const contentType = res.headers.get('content-type') ?? '';
     if (contentType.includes('text/event-stream') && res.body && res.ok) {
       const body = recordStream(res, call.provider, call.fields, sink, startedAt, url.origin + url.pathname);
-      return new Response(body, { status: res.status, statusText: res.statusText, headers: decodedHeaders(res) });
+      return new Response(body, {
+        status: res.status,
+        statusText: res.statusText,
+        headers: decodedHeaders(res),
+      });
     }
     const text = await res.text();
-    sink.chunk(0, Math.round(performance.now() - startedAt), { body: text, contentType, status: res.status }, undefined);
+    sink.chunk(
+      0,
+      Math.round(performance.now() - startedAt),
+      { body: text, contentType, status: res.status },
+      undefined,
+    );
     await sink.response(
-      summarizeResponse(call.provider, { kind: 'json', status: res.status, contentType, body: text }, call.fields.model),
+      summarizeResponse(
+        call.provider,
+        { kind: 'json', status: res.status, contentType, body: text },
+        call.fields.model,
+      ),
       res.status,
     );
-    return new Response(text, { status: res.status, statusText: res.statusText, headers: decodedHeaders(res) });
+    return new Response(text, {
+      status: res.status,
+      statusText: res.statusText,
+      headers: decodedHeaders(res),
+    });
   };
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { LlmResponse } from '../llm/types';
-import { Redactor, type RunIdentity, TapeStore, toTapeValue } from '../recorder';
+import { Redactor, type RunIdentity, type StoreFsyncPolicy, TapeStore, toTapeValue } from '../recorder';
 import type { ChunkRaw, ExchangeSink } from './exchangeSink';
 import type { WireRequestFields } from './wire';
 
@@ -15,6 +15,8 @@ export interface SessionTapeOptions {
   /** Default: a fresh id, so each recording of a session is its own tape. */
   runId?: string;
   redactor?: Redactor;
+  /** Default 'step': each answered call is on disk before the client gets its last byte. */
+  fsync?: StoreFsyncPolicy;
 }
 
 export class SessionTape {
@@ -26,7 +28,7 @@ export class SessionTape {
   private readonly redactor: Redactor;
 
   constructor(options: SessionTapeOptions) {
-    this.store = new TapeStore({ dir: options.dir });
+    this.store = new TapeStore({ dir: options.dir, fsync: options.fsync });
     this.run = {
       workflowId: options.session,
       runId: options.runId ?? randomUUID(),
@@ -51,7 +53,8 @@ export class SessionTape {
     const clean = (v: unknown) => toTapeValue(v, this.redactor);
     const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
     const writeChunks = async (s: Parameters<Parameters<TapeStore['withTape']>[1]>[0]) => {
-      if (chunks.length) await s.append({ kind: 'llm.chunk', step, recordedAtUs: startUs, payload: { chunks } });
+      if (chunks.length)
+        await s.append({ kind: 'llm.chunk', step, recordedAtUs: startUs, payload: { chunks } });
     };
     return {
       request: (fields: WireRequestFields, route: string) =>
@@ -59,7 +62,8 @@ export class SessionTape {
           provider = fields.provider;
           const f = clean(fields) as Record<string, unknown>;
           const params: Record<string, unknown> = {};
-          for (const k of ['system', 'temperature', 'maxTokens', 'stream']) if (f[k] !== undefined) params[k] = f[k];
+          for (const k of ['system', 'temperature', 'maxTokens', 'stream'])
+            if (f[k] !== undefined) params[k] = f[k];
           const payload: Record<string, unknown> = {
             provider: f.provider,
             model: f.model,
@@ -113,7 +117,9 @@ export class SessionTape {
     this.closed = true;
     if (this.nextStep > 0)
       await this.store.withTape(this.run, (s) =>
-        s.sealed ? Promise.resolve() : s.seal({ status: 'completed', result: { calls: this.nextStep } }, this.nextStep).then(() => {}),
+        s.sealed
+          ? Promise.resolve()
+          : s.seal({ status: 'completed', result: { calls: this.nextStep } }, this.nextStep).then(() => {}),
       );
     await this.store.close();
   }

@@ -20,11 +20,12 @@ export class SseParser {
     if (this.failure) throw this.failure;
     this.buffer += text;
     const events: SseEvent[] = [];
-    for (;;) {
-      const m = /\r?\n\r?\n/.exec(this.buffer);
-      if (!m) break;
-      const block = this.buffer.slice(0, m.index);
-      this.buffer = this.buffer.slice(m.index + m[0].length);
+    // One cut of the buffer per push: slicing it after every event made a big read quadratic.
+    const blank = /\r?\n\r?\n/g;
+    let start = 0;
+    for (let m = blank.exec(this.buffer); m; m = blank.exec(this.buffer)) {
+      const block = this.buffer.slice(start, m.index);
+      start = m.index + m[0].length;
       try {
         const event = parseBlock(block, this.source);
         if (event) events.push(event);
@@ -33,6 +34,7 @@ export class SseParser {
         break;
       }
     }
+    this.buffer = this.buffer.slice(start);
     return events;
   }
 

@@ -81,6 +81,8 @@ export function describeRequest(f: WireRequestFields): Record<string, unknown> {
   };
 }
 
+// Wire JSON of two vendors' APIs, read defensively field by field: typing every shape would add nothing.
+// biome-ignore lint/suspicious/noExplicitAny: see above
 type Json = Record<string, any>;
 
 const FINISH: Record<string, FinishReason> = {

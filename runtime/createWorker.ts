@@ -48,7 +48,12 @@ export interface JukeboxWorkerOptions {
 }
 
 export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Worker> {
-  const telemetry = options.telemetry && workerTelemetry(options.telemetry);
+  const telemetry =
+    options.telemetry &&
+    workerTelemetry(
+      options.telemetry,
+      Object.values(options.endpoints).flatMap((e) => (e ? [e.apiKey] : [])),
+    );
   let bundle = options.workflowBundle;
   if (telemetry) bundle ??= await bundleTracedWorkflows(options.workflowsPath);
   if (telemetry && bundle) assertTracedBundle(bundle);

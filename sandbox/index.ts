@@ -3,7 +3,8 @@
  * a copy-on-write staged workspace over a real directory with confined paths and a crash-safe journaled
  * commit (docs/shadow-booth.md); shell commands in a bubblewrap sandbox whose writes become staged changes
  * (`StagedShell`, sandbox/shell/); SQL through knex against a shadow with a checked, idempotent, compensable
- * commit (`StagedSql`, sandbox/sql/).
+ * commit (`StagedSql`, sandbox/sql/); MCP tool calls escrowed until commit (`McpEscrow`, sandbox/mcp/);
+ * verifiers and policy gates over the change set; and `ShadowBooth`, one run's booth composing them.
  */
 export {
   CommitConflictError,
@@ -18,7 +19,18 @@ export {
   WorkspaceFsError,
 } from './errors';
 export type { Base, Entry } from './manifest';
+export * from './mcp';
 export { MAX_NAME_BYTES, MAX_PATH_BYTES } from './paths';
+export {
+  BoothFiles,
+  BoothNotConfiguredError,
+  BoothRuntime,
+  crashAtFromEnv,
+  type FilesCommitReport,
+  requireBooth,
+  ShadowBooth,
+  type ShadowBoothConfig,
+} from './shadowBooth';
 export {
   type ShellChange,
   ShellChangesRefusedError,
@@ -57,3 +69,16 @@ export {
   type StagedWorkspaceOptions,
   type WorkspaceStat,
 } from './stagedWorkspace';
+export {
+  type BoothChangeSet,
+  filesOnlyUnder,
+  type Gate,
+  type GateDecision,
+  GateRefusedError,
+  GateUnknownError,
+  type GateVerdict,
+  mcpToolsAllowed,
+  noFileDeletes,
+  requirePassed,
+  runGates,
+} from './verifiers';

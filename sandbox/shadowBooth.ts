@@ -157,7 +157,12 @@ export class BoothFiles {
     if (!tape) return;
     const bytes = await this.workspace.readFile(p);
     const { mode } = await this.workspace.stat(p);
-    tape.effect('fs.mutation', async (s) => ({ op, path: p, mode, after: await s.putValue(bytes, tape.step) }));
+    tape.effect('fs.mutation', async (s) => ({
+      op,
+      path: p,
+      mode,
+      after: await s.putValue(bytes, tape.step),
+    }));
   }
 }
 
@@ -312,7 +317,8 @@ export class ShadowBooth {
       }
     };
     for (const c of changes) {
-      const replacesTree = c.before.type === 'dir' && (c.after.type !== 'dir' || c.op === 'mkdir' || c.op === 'rename');
+      const replacesTree =
+        c.before.type === 'dir' && (c.after.type !== 'dir' || c.op === 'mkdir' || c.op === 'rename');
       await snapshot(c.path, replacesTree ? { type: 'probe' } : c.before);
     }
     await atomicWriteJson(path.join(this.undoDir, 'plan.json'), {
@@ -366,7 +372,9 @@ export class ShadowBooth {
 async function realState(reader: StagedWorkspace, p: string): Promise<Base> {
   if (!(await reader.exists(p))) return { type: 'none' };
   const st = await reader.stat(p);
-  return st.type === 'dir' ? { type: 'dir', mode: st.mode } : { type: 'file', hash: '', size: st.size, mode: st.mode };
+  return st.type === 'dir'
+    ? { type: 'dir', mode: st.mode }
+    : { type: 'file', hash: '', size: st.size, mode: st.mode };
 }
 
 async function readUndo(dir: string): Promise<UndoPlan | null> {

@@ -91,10 +91,16 @@ export function requirePassed(verdicts: GateVerdict[]): void {
 export function filesOnlyUnder(prefixes: string[]): Gate {
   return ({ files }) => {
     const outside = files.filter(
-      (c) => !prefixes.some((p) => c.path === p.replace(/\/$/, '') || c.path.startsWith(p.endsWith('/') ? p : `${p}/`)),
+      (c) =>
+        !prefixes.some(
+          (p) => c.path === p.replace(/\/$/, '') || c.path.startsWith(p.endsWith('/') ? p : `${p}/`),
+        ),
     );
     return outside.length
-      ? { ok: false, reason: `changes outside ${prefixes.join(', ')}: ${outside.map((c) => c.path).join(', ')}` }
+      ? {
+          ok: false,
+          reason: `changes outside ${prefixes.join(', ')}: ${outside.map((c) => c.path).join(', ')}`,
+        }
       : { ok: true, reason: `all ${files.length} file changes under ${prefixes.join(', ')}` };
   };
 }

@@ -50,7 +50,9 @@ function printHashes(before: DemoFingerprint, after: DemoFingerprint) {
 
 async function printState(demo: AccountingDemo) {
   const balances = `C-1001 ${await readBalance(demo, 'C-1001')}, C-2002 ${await readBalance(demo, 'C-2002')}`;
-  console.log(`  real state now: balances (cents) ${balances}; outbox holds ${readOutbox(demo.outbox).length} notification(s)`);
+  console.log(
+    `  real state now: balances (cents) ${balances}; outbox holds ${readOutbox(demo.outbox).length} notification(s)`,
+  );
 }
 
 async function main() {
@@ -63,7 +65,9 @@ async function main() {
     `model endpoint: ${model ? `local model server ${model.url}` : 'the real OpenAI API (OPENAI_API_KEY is set)'}`,
   );
   const demo = await prepareAccountingDemo(path.resolve('.jukebox/quickstart/accounting'));
-  console.log(`demo data (fresh copy): ${path.relative(process.cwd(), demo.dir)}/ (workspace/ledger.csv, accounts.sqlite, outbox.json)`);
+  console.log(
+    `demo data (fresh copy): ${path.relative(process.cwd(), demo.dir)}/ (workspace/ledger.csv, accounts.sqlite, outbox.json)`,
+  );
   const booth = new BoothRuntime(accountingBooth(demo));
 
   const nativeConnection = await NativeConnection.connect({ address: config.address });
@@ -98,7 +102,8 @@ async function main() {
           );
         } else {
           printStaged('staged', output.discarded);
-          for (const v of output.verdicts) console.log(`  gate ${v.gate}: ${v.ok ? 'PASSED' : 'REFUSED'} — ${v.reason}`);
+          for (const v of output.verdicts)
+            console.log(`  gate ${v.gate}: ${v.ok ? 'PASSED' : 'REFUSED'} — ${v.reason}`);
           console.log('  ROLLED BACK: everything staged was discarded; nothing reached the real targets');
         }
         const after = await fingerprint(demo);

@@ -49,12 +49,20 @@ function toGenAiMessage(m: unknown): GenAiMessage {
 export interface ChatContent {
   system?: string;
   messages: readonly unknown[];
+  /** The input messages already as gen_ai JSON (the tape exporter builds it incrementally); wins over `messages`. */
+  inputJson?: string;
   output?: { text: string; toolCalls?: unknown[]; finishReason?: string };
+}
+
+/** One message as its redacted gen_ai JSON; `[` + these joined by `,` + `]` is `gen_ai.input.messages`. */
+export function genAiMessageJson(m: unknown, redactor: Redactor): string {
+  return JSON.stringify(toTapeValue(toGenAiMessage(m), redactor));
 }
 
 export function chatContentAttributes(c: ChatContent, redactor: Redactor): Attributes {
   const clean = (v: unknown) => JSON.stringify(toTapeValue(v, redactor));
-  const a: Attributes = { [ATTR.inputMessages]: clean(c.messages.map(toGenAiMessage)) };
+  const input = c.inputJson ?? `[${c.messages.map((m) => genAiMessageJson(m, redactor)).join(',')}]`;
+  const a: Attributes = { [ATTR.inputMessages]: input };
   if (c.system) a[ATTR.systemInstructions] = clean([{ type: 'text', content: c.system }]);
   if (c.output) {
     const out = toGenAiMessage({ role: 'assistant', content: c.output.text, toolCalls: c.output.toolCalls });

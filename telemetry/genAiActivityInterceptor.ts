@@ -61,7 +61,7 @@ export class GenAiActivityInterceptor implements ActivityInboundCallsInterceptor
         const started = performance.now();
         try {
           const response = (await next(input)) as LlmResponse;
-          span.setAttributes(chatResponseAttributes({ ...response, finishReason: response.finishReason }));
+          span.setAttributes(chatResponseAttributes(response));
           if (captureContent)
             span.setAttributes(
               chatContentAttributes(

@@ -52,7 +52,11 @@ export function assertTracedBundle(bundle: NonNullable<WorkerOptions['workflowBu
     );
 }
 
-export function workerTelemetry(options: JukeboxTelemetryOptions): WorkerTelemetry {
+/** `secrets`: literal values to redact from captured content, e.g. the worker's model API keys. */
+export function workerTelemetry(
+  options: JukeboxTelemetryOptions,
+  secrets: readonly string[] = [],
+): WorkerTelemetry {
   if (typeof options?.tracerProvider?.getActiveSpanProcessor !== 'function')
     throw new TelemetryConfigError(
       'telemetry.tracerProvider must be an OpenTelemetry SDK tracer provider (BasicTracerProvider or ' +
@@ -62,7 +66,10 @@ export function workerTelemetry(options: JukeboxTelemetryOptions): WorkerTelemet
   // process-wide, so an application's own registrations (made first) win.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const live = new LiveTelemetry(options);
+  const live = new LiveTelemetry({
+    ...options,
+    redaction: { ...options.redaction, secrets: [...(options.redaction?.secrets ?? []), ...secrets] },
+  });
   const provider = options.tracerProvider;
   return {
     temporalActivityInterceptor: (ctx) => ({

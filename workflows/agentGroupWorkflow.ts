@@ -133,7 +133,7 @@ export async function agentGroupWorkflow(
     trips++;
     openTrip = trip;
     log.warn('circuit breaker tripped', { detector: trip.detector, track: trip.track, reason: trip.reason });
-    if (!alreadyRecorded) await breakerSteps.breakerRecordTrip({ step: started, trip });
+    if (!alreadyRecorded) await breakerSteps.breakerRecordTrip({ step: started++, trip });
     decision = undefined;
     if (resumeWindowMs > 0) await condition(() => decision !== undefined, resumeWindowMs);
     const d = decision as BreakerDecision | undefined;
@@ -155,7 +155,9 @@ export async function agentGroupWorkflow(
   try {
     if (!input.tracks.length)
       throw ApplicationFailure.nonRetryable('agentGroupWorkflow needs at least one track', 'GroupInputError');
+    // Every activity is a step of its own on the tape, the breaker's included.
     const preflight = await breakerSteps.breakerPreflight({
+      step: started++,
       config: input.breaker,
       models: input.tracks.map((t) => ({ provider: t.provider, model: t.model })),
     });
@@ -225,7 +227,7 @@ export async function agentGroupWorkflow(
       const next = input.tracks[(current + 1) % input.tracks.length]!;
       transcript.push({ from: track.name, to: response.toolCalls.length ? 'tools' : next.name, ...message });
       const features = await breakerSteps.breakerFeatures({
-        step: started,
+        step: started++,
         message,
         minChars: config.minChars,
         embedder: config.embedder,

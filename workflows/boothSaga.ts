@@ -2,7 +2,13 @@
  * The workflow side of the Shadow Booth: `ctx.commit` as a saga over the commit activities (verify, files,
  * SQL, MCP, finish) and `ctx.rollback`. Deterministic orchestration only; the activities do the I/O.
  */
-import { ActivityFailure, ApplicationFailure, CancellationScope, log, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  log,
+  proxyActivities,
+} from '@temporalio/workflow';
 import type { CommitActivities, RollbackReport, StagedSummary } from '../activities/commitActivities';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { WithObservations } from '../recorder/observations';
@@ -61,7 +67,9 @@ export function failureReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function boothSaga(o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>) {
+export function boothSaga(
+  o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>,
+) {
   const booth = proxyActivities<CommitActivities>({
     startToCloseTimeout: 5 * 60_000,
     heartbeatTimeout: o.heartbeatTimeoutMs,
@@ -72,12 +80,20 @@ export function boothSaga(o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 
     },
   });
 
-  async function rollback(step: number, reason: string, seen: WithObservations = {}): Promise<RollbackReport> {
+  async function rollback(
+    step: number,
+    reason: string,
+    seen: WithObservations = {},
+  ): Promise<RollbackReport> {
     return CancellationScope.nonCancellable(() => booth.boothRollback({ step, reason, ...seen }));
   }
 
   /** `seen`: the workflow's random and clock readings, recorded before the commit's first frames. */
-  async function commit(step: number, options: CommitOptions = {}, seen: WithObservations = {}): Promise<CommitReport> {
+  async function commit(
+    step: number,
+    options: CommitOptions = {},
+    seen: WithObservations = {},
+  ): Promise<CommitReport> {
     const compensations: Array<() => Promise<unknown>> = [];
     let part: CommitPart = 'verify';
     let verdicts: GateVerdict[] = [];

@@ -18,7 +18,13 @@ export interface AccountingInput {
 
 export type AccountingOutput =
   | { answer: string; committed: true; report: CommitReport }
-  | { answer: string; committed: false; reason: string; verdicts: GateVerdict[]; discarded: StagedSummary | null };
+  | {
+      answer: string;
+      committed: false;
+      reason: string;
+      verdicts: GateVerdict[];
+      discarded: StagedSummary | null;
+    };
 
 /** The gate every refund commit must pass (registered on the worker, see ./gates). */
 export const REFUND_GATE = 'refund-threshold';

@@ -36,10 +36,18 @@ export async function prepareAccountingDemo(dir: string): Promise<AccountingDemo
   await fs.mkdir(demo.workspace, { recursive: true });
   await fs.copyFile(path.join(HERE, 'seed/ledger.csv'), path.join(demo.workspace, 'ledger.csv'));
   await fs.writeFile(demo.outbox, `${JSON.stringify({ notifications: [] }, null, 1)}\n`);
-  const db = knexFactory({ client: 'sqlite3', connection: { filename: demo.database }, useNullAsDefault: true });
+  const db = knexFactory({
+    client: 'sqlite3',
+    connection: { filename: demo.database },
+    useNullAsDefault: true,
+  });
   try {
     const seed = await fs.readFile(path.join(HERE, 'seed/accounts.sql'), 'utf8');
-    for (const statement of seed.split(';').map((s) => s.trim()).filter(Boolean)) await db.raw(statement);
+    for (const statement of seed
+      .split(';')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      await db.raw(statement);
   } finally {
     await db.destroy();
   }
@@ -60,7 +68,9 @@ export function accountingBooth(
     workspaceRoot: demo.workspace,
     stagingRoot: demo.staging,
     sqlite: demo.database,
-    mcpServers: [{ name: NOTIFY_SERVER, transport: { kind: 'stdio', command: process.execPath, args, cwd: ROOT } }],
+    mcpServers: [
+      { name: NOTIFY_SERVER, transport: { kind: 'stdio', command: process.execPath, args, cwd: ROOT } },
+    ],
     gates: { [REFUND_GATE]: refundThresholdGate() },
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   };
@@ -102,7 +112,11 @@ export async function fingerprint(demo: AccountingDemo): Promise<DemoFingerprint
 }
 
 export async function readBalance(demo: AccountingDemo, customer: string): Promise<number> {
-  const db = knexFactory({ client: 'sqlite3', connection: { filename: demo.database }, useNullAsDefault: true });
+  const db = knexFactory({
+    client: 'sqlite3',
+    connection: { filename: demo.database },
+    useNullAsDefault: true,
+  });
   try {
     const row = await db('accounts').where({ id: customer }).first('balance_cents');
     return Number(row?.balance_cents);
@@ -117,7 +131,11 @@ export async function readBalance(demo: AccountingDemo, customer: string): Promi
  * data is back as it was; this digest compares the data.
  */
 export async function tablesDigest(demo: AccountingDemo): Promise<string> {
-  const db = knexFactory({ client: 'sqlite3', connection: { filename: demo.database }, useNullAsDefault: true });
+  const db = knexFactory({
+    client: 'sqlite3',
+    connection: { filename: demo.database },
+    useNullAsDefault: true,
+  });
   try {
     const h = createHash('sha256');
     const tables = (await db.raw(

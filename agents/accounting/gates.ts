@@ -24,9 +24,13 @@ export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS):
   return ({ files, sql, mcp }) => {
     const ledger = files.find((c) => c.path === LEDGER_FILE);
     if (ledger && ledger.diff === undefined)
-      return { ok: false, reason: `${LEDGER_FILE} changed but has no readable diff; a person must review it` };
+      return {
+        ok: false,
+        reason: `${LEDGER_FILE} changed but has no readable diff; a person must review it`,
+      };
     const refunds = ledgerRefunds(ledger?.diff);
-    const statements = (sql as { statements?: { statement: string; params: unknown[] }[] } | null)?.statements ?? [];
+    const statements =
+      (sql as { statements?: { statement: string; params: unknown[] }[] } | null)?.statements ?? [];
     const balanceUpdates = statements.filter((s) => /update\s+accounts/i.test(s.statement));
     const notifications = mcp.filter((c) => c.server === NOTIFY_SERVER && c.tool === 'notify_customer');
     if (balanceUpdates.length !== refunds.length || notifications.length !== refunds.length)
@@ -37,7 +41,10 @@ export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS):
     for (const [i, r] of refunds.entries()) {
       const staged = Number(balanceUpdates[i]!.params[0]);
       if (!Number.isInteger(r.cents) || r.cents <= 0 || staged !== r.cents)
-        return { ok: false, reason: `refund line ${i + 1} (${r.cents}) and its balance update (${staged}) differ` };
+        return {
+          ok: false,
+          reason: `refund line ${i + 1} (${r.cents}) and its balance update (${staged}) differ`,
+        };
       if (r.cents > limitCents)
         return {
           ok: false,

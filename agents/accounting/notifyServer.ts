@@ -49,13 +49,20 @@ export function createNotifyServer(options: NotifyServerOptions): McpServer {
     'notify_customer',
     {
       description: 'Send a customer a notification (e.g. that a refund was issued).',
-      inputSchema: { customer: z.string().min(1), message: z.string().min(1), notificationId: z.string().optional() },
+      inputSchema: {
+        customer: z.string().min(1),
+        message: z.string().min(1),
+        notificationId: z.string().optional(),
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     (args, extra) =>
       serial(async () => {
         if (options.refuseCustomers?.includes(args.customer))
-          return { ...text(`customer ${args.customer} cannot be reached: no contact on file`), isError: true };
+          return {
+            ...text(`customer ${args.customer} cannot be reached: no contact on file`),
+            isError: true,
+          };
         const key = extra._meta?.[IDEMPOTENCY_META_KEY];
         const id = args.notificationId ?? (typeof key === 'string' ? key : `n-${Date.now()}`);
         const all = readOutbox(options.outbox);

@@ -23,8 +23,11 @@ export const getAccountTool: ToolDefinition = {
   async run(args, invocation) {
     const customer = requireString('get_account', args, 'customer');
     const sql = await requireBooth(invocation, 'get_account').sql();
-    const { rows } = await sql.query('SELECT id, name, email, balance_cents FROM accounts WHERE id = ?', [customer]);
-    if (rows.length === 0) throw new ToolArgumentsError('get_account', `no account ${customer}; check the id`);
+    const { rows } = await sql.query('SELECT id, name, email, balance_cents FROM accounts WHERE id = ?', [
+      customer,
+    ]);
+    if (rows.length === 0)
+      throw new ToolArgumentsError('get_account', `no account ${customer}; check the id`);
     const a = rows[0] as { id: string; name: string; email: string; balance_cents: number };
     return `ACCOUNT ${a.id} ${a.name} <${a.email}> balance_cents=${a.balance_cents} (${dollars(a.balance_cents)})`;
   },
@@ -45,7 +48,10 @@ export const stageRefundTool: ToolDefinition = {
     const memo = requireString('stage_refund', args, 'memo').replace(/[\r\n,]/g, ' ');
     const cents = args.amount_cents;
     if (typeof cents !== 'number' || !Number.isInteger(cents) || cents <= 0)
-      throw new ToolArgumentsError('stage_refund', `amount_cents must be a positive integer, got ${JSON.stringify(cents)}`);
+      throw new ToolArgumentsError(
+        'stage_refund',
+        `amount_cents must be a positive integer, got ${JSON.stringify(cents)}`,
+      );
     const booth = requireBooth(invocation, 'stage_refund');
     const sql = await booth.sql();
     const updated = await sql.query('UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ?', [

@@ -4,10 +4,14 @@
  * durable, replayable Temporal step while LangGraph decides the control flow.
  */
 import './sandboxGlobals';
-import { Annotation, END, START, StateGraph } from '@langchain/langgraph/web';
+import type * as LangGraph from '@langchain/langgraph';
 import { type AgentContext, defineAgent } from '../../agent';
 import type { ChatMessage, LlmResponse } from '../../llm/types';
 import { researchToolSpecs } from '../sample/agent';
+
+// The `web` entry point: the main one pulls in node:async_hooks, which the workflow sandbox must not load.
+// Same API; required by path because this project's TypeScript resolution predates package exports.
+const { Annotation, END, START, StateGraph } = require('@langchain/langgraph/web') as typeof LangGraph;
 
 export interface GraphInput {
   question: string;

@@ -13,7 +13,9 @@ function portOf(value: string | undefined): number {
   if (value === undefined) return 4020;
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw usageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(value)}\nusage: ${USAGE}`);
+    throw usageError(
+      `--port must be an integer from 0 to 65535, got ${JSON.stringify(value)}\nusage: ${USAGE}`,
+    );
   return port;
 }
 
@@ -23,7 +25,9 @@ function upstreamOf(value: string | undefined): string | undefined {
     const u = new URL(value);
     if (u.protocol === 'http:' || u.protocol === 'https:') return value;
   } catch {}
-  throw usageError(`--upstream must be an http(s) URL such as http://127.0.0.1:4010, got ${JSON.stringify(value)}`);
+  throw usageError(
+    `--upstream must be an http(s) URL such as http://127.0.0.1:4010, got ${JSON.stringify(value)}`,
+  );
 }
 
 /** Runs until SIGINT / SIGTERM, then seals every session tape so each ends as a complete recording. */
@@ -41,7 +45,8 @@ function untilStopped(proxy: RecordingProxy): Promise<void> {
 
 export const proxyCommand: CommandSpec = {
   name: 'proxy',
-  summary: 'OpenAI/Anthropic-compatible recording proxy (one tape per session); --replay serves a tape offline',
+  summary:
+    'OpenAI/Anthropic-compatible recording proxy (one tape per session); --replay serves a tape offline',
   usage: USAGE,
   options: {
     port: { type: 'string' },
@@ -55,7 +60,9 @@ export const proxyCommand: CommandSpec = {
     if (positionals.length) throw usageError(`unexpected argument ${positionals[0]}\nusage: ${USAGE}`);
     const replay = flags.replay as string | undefined;
     if (replay !== undefined && (flags.upstream !== undefined || flags['tape-dir'] !== undefined))
-      throw usageError(`--replay serves a tape offline; it takes no --upstream or --tape-dir\nusage: ${USAGE}`);
+      throw usageError(
+        `--replay serves a tape offline; it takes no --upstream or --tape-dir\nusage: ${USAGE}`,
+      );
     if (replay !== undefined && !existsSync(replay)) throw usageError(`no such tape: ${replay}`);
     const tapeDir = path.resolve((flags['tape-dir'] as string | undefined) ?? tapeDirFromEnv());
     const upstream = upstreamOf(flags.upstream as string | undefined);
@@ -82,14 +89,17 @@ export const proxyCommand: CommandSpec = {
         ? `jbx proxy replaying ${replay} on ${proxy.url} (no upstream)`
         : `jbx proxy recording on ${proxy.url} -> ${upstream ?? 'api.openai.com / api.anthropic.com'}, tapes in ${tapeDir}`;
     // The ready line is the signal scripts wait for: stdout, one line (one JSON document with --json).
-    out.result(`${ready}\nOpenAI base URL ${proxy.url}/v1, Anthropic base URL ${proxy.url}; session: header x-jukebox-session or route /s/NAME/`, {
-      url: proxy.url,
-      port: proxy.port,
-      mode: proxy.mode,
-      upstream: upstream ?? null,
-      tapeDir: proxy.mode === 'record' ? tapeDir : null,
-      replay: replay ?? null,
-    });
+    out.result(
+      `${ready}\nOpenAI base URL ${proxy.url}/v1, Anthropic base URL ${proxy.url}; session: header x-jukebox-session or route /s/NAME/`,
+      {
+        url: proxy.url,
+        port: proxy.port,
+        mode: proxy.mode,
+        upstream: upstream ?? null,
+        tapeDir: proxy.mode === 'record' ? tapeDir : null,
+        replay: replay ?? null,
+      },
+    );
     await stopped;
     for (const s of proxy.sessions()) out.info(`session ${s.session}: ${s.calls} calls, tape ${s.tape}`);
   },

@@ -90,7 +90,8 @@ function plainArguments(server: string, tool: string, args: unknown): Record<str
 function isDeepJson(a: unknown, b: unknown): boolean {
   if (a === null || typeof a === 'string' || typeof a === 'boolean') return a === b;
   if (typeof a === 'number') return Number.isFinite(a) && a === b;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => isDeepJson(v, b[i]));
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => isDeepJson(v, b[i]));
   if (typeof a !== 'object' || Object.getPrototypeOf(a) !== Object.prototype) return false;
   const o = b as Record<string, unknown>;
   const keys = Object.keys(a as object);
@@ -143,7 +144,11 @@ export class McpEscrow {
           arguments: plainArguments(server, options.compensate.tool, options.compensate.arguments),
         };
       }
-      const escrow = (await this.load()) ?? { format: ESCROW_FORMAT, id: randomBytes(8).toString('hex'), calls: [] };
+      const escrow = (await this.load()) ?? {
+        format: ESCROW_FORMAT,
+        id: randomBytes(8).toString('hex'),
+        calls: [],
+      };
       const seq = escrow.calls.length;
       const call: EscrowedCall = {
         seq,
@@ -189,7 +194,10 @@ export class McpEscrow {
           continue;
         }
         if (call.state !== 'escrowed' && call.state !== 'applying')
-          throw new McpEscrowCorruptError(this.file, `call ${call.seq} is ${call.state}; it cannot be committed`);
+          throw new McpEscrowCorruptError(
+            this.file,
+            `call ${call.seq} is ${call.state}; it cannot be committed`,
+          );
         call.state = 'applying';
         await this.save(escrow);
         await this.faultPoint(`mcp:before-call:${call.seq}`);
@@ -242,7 +250,12 @@ export class McpEscrow {
         );
         call.state = 'compensated';
         await this.save(escrow);
-        out.compensated.push({ seq: call.seq, server: call.server, tool: call.tool, by: call.compensate.tool });
+        out.compensated.push({
+          seq: call.seq,
+          server: call.server,
+          tool: call.tool,
+          by: call.compensate.tool,
+        });
       }
       return out;
     });

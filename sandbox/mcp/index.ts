@@ -3,8 +3,8 @@
  * escrowed on disk until commit, with optional compensating calls (docs/shadow-booth.md, "MCP escrow").
  */
 export {
-  type McpServerConfig,
   McpConnections,
+  type McpServerConfig,
   type McpToolInfo,
   type McpTransportConfig,
 } from './connections';

@@ -18,6 +18,7 @@ import {
   ShellTimeoutError,
 } from './errors';
 import { bwrapArgs, type Isolation, probeBwrap, SANDBOX_PATH } from './isolation';
+import { buildLayer, OVERLAY_SCRIPT, overlaySafePath, probeOverlay, scanUpper } from './overlay';
 import { materialize, type ShellChange, type Skipped, scan, stage } from './view';
 
 export interface StagedShellOptions {
@@ -28,6 +29,12 @@ export interface StagedShellOptions {
   isolation?: Isolation;
   /** Where the per-command copies live (default the OS temp dir). */
   scratchDir?: string;
+  /**
+   * How the command sees the workspace. `overlay`: an overlayfs mount (staged layer over the real root) in a
+   * private user namespace, O(changes). `copy`: the merged view copied per command, O(workspace). `auto`
+   * (default): overlay where it works (probed once), else copy. `isolation: 'none'` always copies.
+   */
+  view?: 'auto' | 'overlay' | 'copy';
   /** The bubblewrap executable (default `bwrap` on PATH). */
   bwrapPath?: string;
   /** Bytes of stdout and of stderr kept (default 1 MiB each); the rest is dropped and flagged. */
@@ -62,6 +69,8 @@ export interface ShellResult {
   /** Entries the command created that the booth cannot stage (symlinks, FIFOs); they are dropped. */
   skipped: Skipped[];
   isolation: Isolation;
+  /** How the workspace was shown to the command. */
+  view: 'overlay' | 'copy';
   network: boolean;
   durationMs: number;
 }
@@ -71,6 +80,7 @@ export class StagedShell {
   private readonly scratchDir: string;
   private readonly maxOutput: number;
   private readonly bwrap: string;
+  private readonly view: 'auto' | 'overlay' | 'copy';
 
   constructor(
     readonly workspace: StagedWorkspace,
@@ -82,6 +92,7 @@ export class StagedShell {
     this.scratchDir = options.scratchDir ?? os.tmpdir();
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
     this.bwrap = options.bwrapPath ?? 'bwrap';
+    this.view = options.view ?? 'auto';
   }
 
   async run(command: string | string[], o: ShellRunOptions): Promise<ShellResult> {
@@ -109,28 +120,60 @@ export class StagedShell {
 
     const scratch = await fs.mkdtemp(path.join(this.scratchDir, 'jbx-shell-'));
     try {
-      const copyDir = path.join(scratch, 'root');
-      await fs.mkdir(copyDir);
-      const view = await materialize(this.workspace, copyDir);
-      await fs.chmod(copyDir, (await this.workspace.stat('.')).mode);
-      const spawnArgv =
-        this.isolation === 'bwrap'
-          ? [
-              this.bwrap,
-              ...bwrapArgs({
-                copyDir,
-                root: this.workspace.root,
-                cwd: path.join(this.workspace.root, cwdRel),
-                network,
-                env,
-                argv,
-              }),
-            ]
-          : argv;
+      const overlay = this.useOverlay(scratch);
+      const contentDir = path.join(scratch, overlay ? 'upper' : 'root');
+      const mountAt = path.join(scratch, overlay ? 'merged' : 'root');
+      const listing = path.join(scratch, 'listing');
+      let view: Awaited<ReturnType<typeof materialize>> | null = null;
+      let spawnArgv: string[];
+      let spawnEnv: Record<string, string> = env;
+      let spawnCwd: string;
+      const sandbox = () =>
+        bwrapArgs({
+          copyDir: mountAt,
+          root: this.workspace.root,
+          cwd: path.join(this.workspace.root, cwdRel),
+          network,
+          env,
+          argv,
+        });
+      if (overlay) {
+        for (const d of ['layer', 'upper', 'work', 'merged']) await fs.mkdir(path.join(scratch, d));
+        const whiteouts = await buildLayer(this.workspace, path.join(scratch, 'layer'));
+        spawnArgv = [
+          'unshare',
+          '-Urm',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          OVERLAY_SCRIPT,
+          'sh',
+          String(whiteouts.length),
+          ...whiteouts,
+          this.bwrap,
+          ...sandbox(),
+        ];
+        spawnEnv = {
+          PATH: SANDBOX_PATH,
+          JBX_LOWER: `${path.join(scratch, 'layer')}:${this.workspace.root}`,
+          JBX_UPPER: contentDir,
+          JBX_WORK: path.join(scratch, 'work'),
+          JBX_MERGED: mountAt,
+          JBX_OUT: listing,
+        };
+        spawnCwd = scratch;
+      } else {
+        await fs.mkdir(mountAt);
+        view = await materialize(this.workspace, mountAt);
+        await fs.chmod(mountAt, (await this.workspace.stat('.')).mode);
+        spawnArgv = this.isolation === 'bwrap' ? [this.bwrap, ...sandbox()] : argv;
+        spawnCwd = this.isolation === 'bwrap' ? scratch : path.join(mountAt, cwdRel);
+      }
       const started = performance.now();
       const out = await this.spawnAndWait(spawnArgv, {
-        cwd: this.isolation === 'bwrap' ? scratch : path.join(copyDir, cwdRel),
-        env,
+        cwd: spawnCwd,
+        env: spawnEnv,
         timeoutMs: o.timeoutMs,
       });
       const durationMs = performance.now() - started;
@@ -144,6 +187,7 @@ export class StagedShell {
         stdoutTruncated: out.stdoutTruncated,
         stderrTruncated: out.stderrTruncated,
         isolation: this.isolation,
+        view: overlay ? ('overlay' as const) : ('copy' as const),
         network,
         durationMs,
       };
@@ -153,9 +197,18 @@ export class StagedShell {
         if (o.onTimeout === 'return') return result;
         throw new ShellTimeoutError(argv, o.timeoutMs, out.stdout, out.stderr);
       }
-      const { changes, skipped } = await scan(view);
+      let scanned: Awaited<ReturnType<typeof scan>>;
+      if (overlay) {
+        if ((await fs.stat(`${listing}.mounted`).catch(() => null)) === null)
+          throw new ShellSpawnError(`the overlay view could not be mounted: ${out.stderr.trim()}`);
+        const list = await fs.readFile(listing).catch(() => null);
+        if (list === null)
+          throw new ShellSpawnError(`the overlay view could not be scanned: ${out.stderr.trim()}`);
+        scanned = await scanUpper(this.workspace, contentDir, list);
+      } else scanned = await scan(view!);
+      const { changes, skipped } = scanned;
       try {
-        await stage(this.workspace, view, changes);
+        await stage(this.workspace, contentDir, changes);
       } catch (err) {
         const p = (err as { path?: unknown }).path;
         throw new ShellChangesRefusedError(typeof p === 'string' ? p : '?', err);
@@ -172,6 +225,23 @@ export class StagedShell {
     }
   }
 
+  private useOverlay(scratch: string): boolean {
+    if (this.isolation !== 'bwrap' || this.view === 'copy') return false;
+    const safe = overlaySafePath(scratch) && overlaySafePath(this.workspace.root);
+    if (this.view === 'overlay') {
+      if (!safe)
+        throw new ShellConfigError(
+          `view 'overlay' cannot mount paths containing ',', ':' or '\\' (${this.workspace.root}); use view 'copy'`,
+        );
+      if (!probeOverlay())
+        throw new ShellIsolationUnavailableError(
+          "view 'overlay' needs unprivileged overlayfs in a user namespace (unshare -Urm, Linux >= 5.11); use view 'copy' or 'auto'",
+        );
+      return true;
+    }
+    return safe && probeOverlay();
+  }
+
   private record(r: ShellResult): void {
     const tape = currentActivityTape();
     if (tape === undefined) return;
@@ -186,6 +256,7 @@ export class StagedShell {
       changes: r.changes,
       skipped: r.skipped,
       isolation: r.isolation,
+      view: r.view,
       network: r.network,
     }));
   }

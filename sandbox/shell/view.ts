@@ -138,14 +138,17 @@ export async function scan(view: View): Promise<Scan> {
   return { changes, skipped };
 }
 
-/** Stages the scan's operations in one batch: all of them or, if the booth refuses one, none. */
-export async function stage(ws: StagedWorkspace, view: View, changes: ShellChange[]): Promise<void> {
+/**
+ * Stages the scan's operations in one batch: all of them or, if the booth refuses one, none. File contents are
+ * read from `contentDir` (the copy, or the overlay's upper layer).
+ */
+export async function stage(ws: StagedWorkspace, contentDir: string, changes: ShellChange[]): Promise<void> {
   await ws.stageBatch(async () => {
     for (const c of changes) {
       if (c.op === 'delete') await ws.rm(c.path, { recursive: true });
       else if (c.op === 'mkdir') await ws.mkdir(c.path, { mode: c.mode });
       else if (c.op === 'chmod') await ws.chmod(c.path, c.mode);
-      else await ws.writeFile(c.path, await fs.readFile(path.join(view.dir, c.path)), { mode: c.mode });
+      else await ws.writeFile(c.path, await fs.readFile(path.join(contentDir, c.path)), { mode: c.mode });
     }
   });
 }

@@ -265,7 +265,10 @@ export function pgDialect(t: PgTarget): Dialect {
     },
     async lock(trx, tables) {
       const present: string[] = [];
-      for (const name of tables) if ((await dialect.fingerprint(trx, name)) !== 'absent') present.push(name);
+      for (const name of tables) {
+        const r = await trx.raw('SELECT to_regclass(?) AS r', [quoteIdent(name)]);
+        if (r.rows[0]?.r !== null) present.push(name);
+      }
       if (present.length > 0)
         await trx.raw(`LOCK TABLE ${present.map(quoteIdent).join(', ')} IN EXCLUSIVE MODE`);
     },

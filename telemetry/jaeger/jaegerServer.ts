@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { jukeboxPaths } from '../../devserver/config';
 import { freePort } from '../../devserver/ports';
@@ -120,7 +121,11 @@ export async function startJaeger(options: StartJaegerOptions = {}): Promise<Jae
     queryGrpc: await freePort(host),
     health: await freePort(host),
   };
-  const stateDir = options.stateDir ?? jukeboxPaths().stateDir;
+  // An attached Jaeger (tests) keeps its config and log in a temporary folder it removes on stop.
+  const scratch = !options.detached && !options.stateDir;
+  const stateDir =
+    options.stateDir ??
+    (scratch ? await fs.mkdtemp(path.join(os.tmpdir(), 'jukebox-jaeger-')) : jukeboxPaths().stateDir);
   await fs.mkdir(stateDir, { recursive: true });
   const configFile = path.join(stateDir, `jaeger-${ports.otlp}.yaml`);
   const logFile = path.join(stateDir, `jaeger-${ports.otlp}.log`);
@@ -169,6 +174,7 @@ export async function startJaeger(options: StartJaegerOptions = {}): Promise<Jae
     async stop() {
       if (options.detached) await terminatePid(pid);
       else await terminateChild(child);
+      if (scratch) await fs.rm(stateDir, { recursive: true, force: true });
     },
   };
 }

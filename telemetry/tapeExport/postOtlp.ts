@@ -30,12 +30,16 @@ export async function postOtlp(
     throw new TelemetryExportError(signal, url, cause);
   }
   const text = await res.text().catch(() => '');
-  if (!res.ok)
+  if (!res.ok) {
+    const body = text.trim().slice(0, 300);
     throw new TelemetryExportError(
       signal,
       url,
-      `HTTP ${res.status}${res.status === 404 ? ' (this collector has no OTLP/HTTP receiver for this signal)' : ''}: ${text.slice(0, 300)}`,
+      res.status === 404
+        ? `HTTP 404 (${body}): the collector has no OTLP/HTTP receiver for ${signal}; send it only the signals it accepts (jbx export --signal traces)`
+        : `HTTP ${res.status}: ${body}`,
     );
+  }
   let rejected = 0;
   let rejectionMessage: string | undefined;
   try {

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
 import type { Redactor } from '../../recorder/redact';
-import { decodeBlob, resolveMessages, type Tape, type TapeFrame } from '../../tape';
+import { decodeBlob, type Tape, type TapeFrame } from '../../tape';
 import { chatContentAttributes, toolContentAttributes } from '../content';
 import {
   ATTR,
@@ -25,6 +25,7 @@ import {
   stepAttributes,
   toolAttributes,
 } from '../genAiAttributes';
+import { ConversationContent } from './conversationContent';
 
 export type SpanKindName = 'INTERNAL' | 'CLIENT';
 export type StatusName = 'UNSET' | 'OK' | 'ERROR';
@@ -62,6 +63,10 @@ export interface TapeTelemetryOptions {
   /** Put message content on the spans (redacted again: tapes are redacted when recorded). */
   captureContent?: boolean;
   redactor: Redactor;
+}
+
+interface ExportContext extends TapeTelemetryOptions {
+  conversations?: ConversationContent;
 }
 
 type Payload = Record<string, unknown>;
@@ -124,7 +129,7 @@ function failure(a: Attempt): { status: ExportedSpan['status']; errorType?: stri
   };
 }
 
-function chatSpan(tape: Tape, a: Attempt, ids: SpanIds, options: TapeTelemetryOptions) {
+function chatSpan(tape: Tape, a: Attempt, ids: SpanIds, options: ExportContext) {
   const reqFrame = find(a, 'llm.request');
   if (!reqFrame) return undefined;
   const req = payloadOf(reqFrame);
@@ -166,7 +171,8 @@ function chatSpan(tape: Tape, a: Attempt, ids: SpanIds, options: TapeTelemetryOp
       chatContentAttributes(
         {
           system: params.system as string | undefined,
-          messages: resolveMessages(tape, (req.messages ?? []) as Parameters<typeof resolveMessages>[1]),
+          messages: [],
+          inputJson: options.conversations?.inputJson(req.messages ?? null),
           output: message
             ? {
                 text: String(message.content ?? ''),
@@ -251,8 +257,11 @@ class SpanIds {
   }
 }
 
-export function tapeTelemetry(tape: Tape, options: TapeTelemetryOptions): TapeTelemetry {
+export function tapeTelemetry(tape: Tape, tapeOptions: TapeTelemetryOptions): TapeTelemetry {
   const { header } = tape;
+  const options: ExportContext = tapeOptions.captureContent
+    ? { ...tapeOptions, conversations: new ConversationContent(tape, tapeOptions.redactor) }
+    : tapeOptions;
   const ids = new SpanIds(header.tapeId);
   const spans: ExportedSpan[] = [];
   const chats: ChatMeasurement[] = [];

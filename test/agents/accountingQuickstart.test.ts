@@ -18,7 +18,7 @@ import { type ModelServer, startModelServer } from '../../modelserver';
 import { tapeFileName } from '../../recorder';
 import { startAgent } from '../../runtime';
 import { BoothRuntime } from '../../sandbox/shadowBooth';
-import { BlobRef, decodeBlob, readTape, type Tape } from '../../tape';
+import { type BlobRef, decodeBlob, readTape, type Tape } from '../../tape';
 import { connectTestWorker } from '../support/temporal';
 
 describe('the accounting quickstart', () => {

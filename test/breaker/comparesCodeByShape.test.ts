@@ -1,5 +1,13 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { codeShapes, findCode, pythonShapes, typescriptShape } from '../../breaker';
+
+// Words a generated identifier must not be: keywords, and the type name the program uses.
+const RESERVED = new Set(
+  'do if in of as is for let new try var any case else enum null this true void with type async await break catch class const false super throw while yield delete export import return switch typeof number default extends finally continue debugger function instanceof'.split(
+    ' ',
+  ),
+);
 
 const SUM =
   'function sum(xs: number[]) {\n  let total = 0;\n  for (const x of xs) total += x;\n  return total;\n}';
@@ -51,5 +59,24 @@ describe('code is compared by its syntax tree, names, literals and layout normal
       typescriptShape(SUM)!.hash,
       typescriptShape(SUM)!.hash,
     ]);
+  });
+});
+
+describe('code shape, property-based', () => {
+  const ident = fc.stringMatching(/^[a-z][a-zA-Z0-9]{0,8}$/).filter((s) => !RESERVED.has(s));
+  const program = (f: string, xs: string, acc: string, x: string, lit: number, sep: string) =>
+    `function ${f}(${xs}: number[]) {${sep}let ${acc} = ${lit};${sep}for (const ${x} of ${xs}) ${acc} += ${x};${sep}return ${acc};${sep}}`;
+
+  it('any renaming, literal and spacing gives the same hash', () => {
+    const base = typescriptShape(program('sum', 'xs', 'total', 'x', 0, '\n'))!.hash;
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(ident, { minLength: 4, maxLength: 4 }),
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.constantFrom('\n', ' ', '\n\n    ', '\t'),
+        ([f, xs, acc, x], lit, sep) => typescriptShape(program(f!, xs!, acc!, x!, lit, sep))!.hash === base,
+      ),
+      { numRuns: 200 },
+    );
   });
 });

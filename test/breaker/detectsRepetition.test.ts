@@ -164,3 +164,62 @@ describe('an embedder that fails', () => {
     }
   });
 });
+
+describe('an OpenAI-compatible embedder', () => {
+  it('feeds the semantic detector through the official client', async () => {
+    // A real HTTP endpoint speaking the embeddings API, with a toy model: one dimension per meaning, synonyms
+    // share it. It shows the adapter's wiring, not the quality of any real embedding model.
+    const meanings = [
+      /verif|check|confirm|look over/,
+      /again|once more|second time|another/,
+      /report|summary/,
+      /weather|rain/,
+    ];
+    const http = await import('node:http');
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const { input, encoding_format } = JSON.parse(body) as { input: string; encoding_format?: string };
+        const vector = meanings.map((m) => (m.test(String(input).toLowerCase()) ? 1 : 0));
+        const embedding =
+          encoding_format === 'base64'
+            ? Buffer.from(new Float32Array(vector).buffer).toString('base64')
+            : vector;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            object: 'list',
+            model: 'toy',
+            data: [{ object: 'embedding', index: 0, embedding }],
+            usage: { prompt_tokens: 1, total_tokens: 1 },
+          }),
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as { port: number };
+      const embedder = new OpenAICompatibleEmbedder({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'toy' });
+      const b = breakerOf({ detectors: ['semantic-repeat'], semantic: { threshold: 0.95 } });
+      const says = [
+        'Could you please verify the report once more before we continue?',
+        'The weather forecast says rain all week long in the north.',
+        'Would you mind to look over that summary a second time, to be sure?',
+        'Please check the report again so we are certain before going on.',
+      ];
+      const trips = [];
+      for (const text of says) {
+        const f = await extractFeatures({ text }, { minChars: 24 }, { embedder });
+        expect(f.embedding).toHaveLength(4);
+        expect(f.degraded).toBeUndefined();
+        trips.push(b.observeMessage('a', f));
+      }
+      expect(trips.slice(0, 3)).toEqual([undefined, undefined, undefined]);
+      expect(trips[3]).toMatchObject({ detector: 'semantic-repeat' });
+      expect(trips[3]!.reason).toContain('remote embedder');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+});

@@ -19,7 +19,11 @@ describe('agents of a group exchange messages, and outsiders reach them by signa
             match: { lastUser: 'Plan the release' },
             reply: { text: 'Worker, please prepare the release checklist.', chunkSize: 2, chunkDelayMs: 50 },
           },
-          { id: 'worker', match: { lastUser: 'human: ship it on Friday' }, reply: { text: 'Checklist ready, shipping Friday. DONE' } },
+          {
+            id: 'worker',
+            match: { lastUser: 'human: ship it on Friday' },
+            reply: { text: 'Checklist ready, shipping Friday. DONE' },
+          },
         ],
       },
     });
@@ -51,7 +55,10 @@ describe('agents of a group exchange messages, and outsiders reach them by signa
       { from: 'planner', to: 'worker', text: 'Worker, please prepare the release checklist.', toolCalls: [] },
       { from: 'worker', to: 'planner', text: 'Checklist ready, shipping Friday. DONE', toolCalls: [] },
     ]);
-    expect(model.servedTurns().map((t) => `${t.turnId}:${t.provider}`)).toEqual(['planner:openai', 'worker:anthropic']);
+    expect(model.servedTurns().map((t) => `${t.turnId}:${t.provider}`)).toEqual([
+      'planner:openai',
+      'worker:anthropic',
+    ]);
     // Each track's spend is priced by its own model: both are non-zero and differ.
     const status = await breakerStatus(handle);
     expect(status.tracks.map((t) => t.track)).toEqual(['planner', 'worker']);

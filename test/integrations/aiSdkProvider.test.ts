@@ -53,7 +53,10 @@ describe('the Vercel AI SDK through a recorded provider', () => {
   afterAll(() => server.close());
 
   it('generateText with a tool loop and streamText replay from the tape with the same results', async () => {
-    const tape = new SessionTape({ dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-ai-sdk-')), session: 'ai' });
+    const tape = new SessionTape({
+      dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-ai-sdk-')),
+      session: 'ai',
+    });
     const live = recordedOpenAIProvider(
       { baseURL: server.openaiBaseURL, apiKey: 'sk-test' },
       { sink: () => tape.begin() },

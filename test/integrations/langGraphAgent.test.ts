@@ -1,3 +1,5 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
@@ -27,7 +29,7 @@ const QUESTION = 'How many times around the Earth is the distance to the Moon?';
 describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
   let model: ModelServer;
   let env: Awaited<ReturnType<typeof connectTestWorker>>;
-  const dir = path.join(require('node:os').tmpdir(), `jukebox-integrations-${process.pid}`);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-integrations-'));
   const store = new TapeStore({ dir });
 
   beforeAll(async () => {
@@ -65,15 +67,22 @@ describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
     expect(verifyTape(file)).toMatchObject({ ok: true, sealed: true });
     const tape = readTape(file);
     const requests = tape.frames.filter((f) => f.kind === 'llm.request');
-    const toolCalls = tape.frames.filter((f) => f.kind === 'tool.call').map((f) => (f.payload as { toolName: string }).toolName);
+    const toolCalls = tape.frames
+      .filter((f) => f.kind === 'tool.call')
+      .map((f) => (f.payload as { toolName: string }).toolName);
     expect(requests).toHaveLength(4);
     expect(toolCalls).toEqual(['lookup_fact', 'lookup_fact', 'calculate']);
-    const lastAsked = resolveMessages(tape, (requests[3]?.payload as { messages: never }).messages);
+    const lastRequest = requests[3]?.payload as { messages: never };
+    const lastAsked = resolveMessages(tape, lastRequest.messages);
     expect(lastAsked).toHaveLength(7);
 
     // Temporal re-runs the graph against the recorded history: any nondeterminism in it fails here.
     const history = await handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: await bundleAgentWorkflows(WORKFLOWS) }, history, handle.workflowId);
+    await Worker.runReplayHistory(
+      { workflowBundle: await bundleAgentWorkflows(WORKFLOWS) },
+      history,
+      handle.workflowId,
+    );
   });
 
   it('a wrapped openai client inside a tool records onto that step of the run tape, and replays from it', async () => {
@@ -82,16 +91,19 @@ describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
     expect(output.summary).toBe('A short summary.');
     const tape = readTape(file);
     const toolStep = tape.frames.find((f) => f.kind === 'tool.call');
+    const toolCall = toolStep?.payload as { callId: string };
     const llm = tape.frames.filter((f) => f.kind?.startsWith('llm.'));
     expect(llm.map((f) => f.kind)).toEqual(['llm.request', 'llm.chunk', 'llm.response']);
     for (const f of llm) {
       expect(f.step).toBe(toolStep?.step);
-      expect((f.payload as { activityId: string }).activityId).toBe((toolStep?.payload as { callId: string }).callId);
+      expect((f.payload as { activityId: string }).activityId).toBe(toolCall.callId);
     }
 
     const book = ReplayBook.fromTape(file);
     expect(book.calls).toHaveLength(1);
-    const offline = wrapOpenAI(new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'x' }), { replay: book });
+    const offline = wrapOpenAI(new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'x' }), {
+      replay: book,
+    });
     const stream = await offline.chat.completions.create({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'Summarize: the Moon is far' }],

@@ -20,7 +20,11 @@ const SCRIPT = {
     {
       id: 'tools',
       match: { lastUser: 'weather' },
-      reply: { text: 'Checking.', toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], chunkSize: 3 },
+      reply: {
+        text: 'Checking.',
+        toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+        chunkSize: 3,
+      },
     },
   ],
 };
@@ -65,7 +69,9 @@ async function anthropicCalls(client: Anthropic) {
     model: 'claude-sonnet-4-5',
     max_tokens: 100,
     messages: [{ role: 'user', content: 'what is the weather?' }],
-    tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }],
+    tools: [
+      { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ],
     stream: true,
   });
   for await (const e of stream) events.push(e);
@@ -120,9 +126,12 @@ describe('wrapped openai and anthropic clients record onto a tape and replay fro
   it('writes llm.request / llm.chunk / llm.response frames whose messages resolve back to the request', async () => {
     server.loadScript(SCRIPT);
     const tape = new SessionTape({ dir, session: 'frames' });
-    const client = wrapOpenAI(new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'sk-test', maxRetries: 0 }), {
-      sink: () => tape.begin(),
-    });
+    const client = wrapOpenAI(
+      new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'sk-test', maxRetries: 0 }),
+      {
+        sink: () => tape.begin(),
+      },
+    );
     const stream = await client.chat.completions.create({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'please stream' }],
@@ -148,7 +157,10 @@ describe('wrapped openai and anthropic clients record onto a tape and replay fro
     const live = wrapOpenAI(new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'sk-test', maxRetries: 0 }), {
       sink: () => tape.begin(),
     });
-    await live.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plain' }] });
+    await live.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'plain' }],
+    });
     await tape.close();
     const replay = wrapOpenAI(new OpenAI({ baseURL: 'http://127.0.0.1:9/v1', apiKey: 'x', maxRetries: 0 }), {
       replay: tape.path,

@@ -11,7 +11,8 @@ import { readTape } from '../../tape';
 import { runJbx } from './proxyProcess';
 
 const tmp = () => mkdtempSync(path.join(os.tmpdir(), 'jukebox-proxy-bad-'));
-const client = (baseURL: string) => new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0, timeout: 10_000 });
+const client = (baseURL: string) =>
+  new OpenAI({ baseURL, apiKey: 'sk-test', maxRetries: 0, timeout: 10_000 });
 const ask = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content }] });
 
 /** A port nothing listens on: one that was just free. */
@@ -26,7 +27,9 @@ async function closedPort(): Promise<number> {
 describe('jbx proxy answers bad input with a clear JSON error, never a hang', () => {
   let model: ModelServer;
   beforeAll(async () => {
-    model = await startModelServer({ script: { turns: [{ reply: { text: 'Recorded answer.' }, repeat: true }] } });
+    model = await startModelServer({
+      script: { turns: [{ reply: { text: 'Recorded answer.' }, repeat: true }] },
+    });
   });
   afterAll(() => model.close());
 
@@ -52,7 +55,9 @@ describe('jbx proxy answers bad input with a clear JSON error, never a hang', ()
   it('a malformed SSE stream from the upstream: the client gets an error event, the tape marks the call unanswered', async () => {
     const bad = http.createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write('data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n');
+      res.write(
+        'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n',
+      );
       res.end('data: {this is not json\n\n');
     });
     await new Promise<void>((r) => bad.listen(0, '127.0.0.1', () => r()));
@@ -60,7 +65,10 @@ describe('jbx proxy answers bad input with a clear JSON error, never a hang', ()
     const tapeDir = tmp();
     const proxy = await startProxy({ upstream, tapeDir });
     try {
-      const stream = await client(`${proxy.url}/v1`).chat.completions.create({ ...ask('hello'), stream: true });
+      const stream = await client(`${proxy.url}/v1`).chat.completions.create({
+        ...ask('hello'),
+        stream: true,
+      });
       const texts: string[] = [];
       const err = await (async () => {
         for await (const c of stream) texts.push(c.choices[0]?.delta.content ?? '');
@@ -101,7 +109,9 @@ describe('jbx proxy answers bad input with a clear JSON error, never a hang', ()
       expect(body.error.message).toContain('a question never recorded');
       expect(body.error.message).toContain('the question that was recorded');
       // The recorded question is still answered, once; asking it again is unmatched too.
-      const ok = await client(`${replayer.url}/v1`).chat.completions.create(ask('the question that was recorded'));
+      const ok = await client(`${replayer.url}/v1`).chat.completions.create(
+        ask('the question that was recorded'),
+      );
       expect(ok.choices[0]?.message.content).toBe('Recorded answer.');
       const again = await client(`${replayer.url}/v1`)
         .chat.completions.create(ask('the question that was recorded'))

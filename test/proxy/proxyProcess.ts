@@ -25,7 +25,10 @@ export async function spawnProxy(args: string[], timeoutMs = 30_000): Promise<Pr
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`jbx proxy not ready after ${timeoutMs} ms:\n${stderr}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`jbx proxy not ready after ${timeoutMs} ms:\n${stderr}`)),
+      timeoutMs,
+    );
     child.stdout.on('data', (d) => {
       stdout += d;
       try {
@@ -53,7 +56,10 @@ export async function spawnProxy(args: string[], timeoutMs = 30_000): Promise<Pr
 /** Runs `jbx ARGS` to completion. */
 export async function runJbx(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await promisify(execFile)(process.execPath, ['cli/bin.js', ...args], { cwd: ROOT, timeout: 30_000 });
+    const r = await promisify(execFile)(process.execPath, ['cli/bin.js', ...args], {
+      cwd: ROOT,
+      timeout: 30_000,
+    });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -17,7 +17,7 @@ describe('Python frameworks record through jbx proxy and replay offline', () => 
   let python: string;
   beforeAll(() => {
     python = pythonVenv();
-  });
+  }, 600_000);
 
   const cases = [
     { name: 'openai_task', framework: 'the official openai package', modelCalls: 2 },

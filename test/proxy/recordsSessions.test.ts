@@ -51,8 +51,14 @@ describe('jbx proxy keeps one tape per session, Anthropic SSE included', () => {
     });
     const recorded = await claudeStream(byHeader);
     const byRoute = new OpenAI({ baseURL: `${proxy.url}/s/gpt-run/v1`, apiKey: 'sk-test', maxRetries: 0 });
-    await byRoute.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
-    await byRoute.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'again' }] });
+    await byRoute.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
+    await byRoute.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'again' }],
+    });
     const sessions = Object.fromEntries(proxy.sessions().map((s) => [s.session, s]));
     await proxy.close();
 
@@ -68,7 +74,9 @@ describe('jbx proxy keeps one tape per session, Anthropic SSE included', () => {
     await model.close();
     const replayer = await startProxy({ replay: sessions['claude-run']?.tape as string });
     try {
-      const replayed = await claudeStream(new Anthropic({ baseURL: replayer.url, apiKey: 'x', maxRetries: 0 }));
+      const replayed = await claudeStream(
+        new Anthropic({ baseURL: replayer.url, apiKey: 'x', maxRetries: 0 }),
+      );
       expect(replayed).toEqual(recorded);
       expect(recorded.length).toBeGreaterThan(5);
     } finally {

@@ -93,16 +93,20 @@ describe('MCP escape attempts', () => {
     expect(await e.calls()).toEqual([]);
   });
 
-  it.each(['WRITE_FILE', 'write_file ', 'write_file\u0000', 'tools/call', '../write_file', 'read_file;write_file'])(
-    'a name that only resembles a listed tool (%j) is refused, not escrowed',
-    async (name) => {
-      const e = escrow();
-      await expect(e.call('fs', name, { path: path.join(allowed, 'x'), content: 'x' })).rejects.toBeInstanceOf(
-        McpToolUnknownError,
-      );
-      expect(await e.calls()).toEqual([]);
-    },
-  );
+  it.each([
+    'WRITE_FILE',
+    'write_file ',
+    'write_file\u0000',
+    'tools/call',
+    '../write_file',
+    'read_file;write_file',
+  ])('a name that only resembles a listed tool (%j) is refused, not escrowed', async (name) => {
+    const e = escrow();
+    await expect(e.call('fs', name, { path: path.join(allowed, 'x'), content: 'x' })).rejects.toBeInstanceOf(
+      McpToolUnknownError,
+    );
+    expect(await e.calls()).toEqual([]);
+  });
 
   it('a live read outside the server roots is refused by the real filesystem server and leaks nothing', async () => {
     const e = escrow();

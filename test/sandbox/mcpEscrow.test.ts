@@ -26,7 +26,10 @@ function connect(extra: ConstructorParameters<typeof McpConnections>[0] = []) {
     { name: 'fs', transport: { kind: 'stdio', command: FS_SERVER, args: [files] } },
     {
       name: 'notify',
-      transport: { kind: 'in-process', createServer: () => createNotifyServer({ outbox, refuseCustomers: ['C-404'] }) },
+      transport: {
+        kind: 'in-process',
+        createServer: () => createNotifyServer({ outbox, refuseCustomers: ['C-404'] }),
+      },
     },
     ...extra,
   ]);
@@ -151,7 +154,9 @@ describe('McpEscrow over the official SDK client', () => {
     expect(readOutbox(outbox).map((n) => n.id)).toEqual(['n1']);
 
     const undone = await escrow.compensate();
-    expect(undone.compensated).toEqual([{ seq: 0, server: 'notify', tool: 'notify_customer', by: 'retract_notification' }]);
+    expect(undone.compensated).toEqual([
+      { seq: 0, server: 'notify', tool: 'notify_customer', by: 'retract_notification' },
+    ]);
     // write_file was given no compensating call: it stays done and is named, not silently kept.
     expect(undone.uncompensated).toEqual([{ seq: 1, server: 'fs', tool: 'write_file' }]);
     expect(readOutbox(outbox)).toEqual([]);
@@ -175,9 +180,14 @@ describe('McpEscrow over the official SDK client', () => {
     expect(err.nonRetryable).toBe(true);
     await expect(escrow.call('mail', 'send', {})).rejects.toBeInstanceOf(McpServerUnknownError);
     await expect(
-      escrow.call('notify', 'notify_customer', { customer: 'C-1', message: 'm' }, {
-        compensate: { tool: 'unsend', arguments: {} },
-      }),
+      escrow.call(
+        'notify',
+        'notify_customer',
+        { customer: 'C-1', message: 'm' },
+        {
+          compensate: { tool: 'unsend', arguments: {} },
+        },
+      ),
     ).rejects.toBeInstanceOf(McpToolUnknownError);
     expect(fs.existsSync(staging())).toBe(false);
   });
@@ -186,7 +196,11 @@ describe('McpEscrow over the official SDK client', () => {
     const down = connect([
       {
         name: 'crashing',
-        transport: { kind: 'stdio', command: process.execPath, args: ['-e', 'console.error("db password expired"); process.exit(3)'] },
+        transport: {
+          kind: 'stdio',
+          command: process.execPath,
+          args: ['-e', 'console.error("db password expired"); process.exit(3)'],
+        },
       },
       { name: 'missing', transport: { kind: 'stdio', command: path.join(base, 'no-such-binary') } },
     ]);
@@ -205,7 +219,9 @@ describe('McpEscrow over the official SDK client', () => {
   it('a server that dies between staging and commit fails the commit retryably and applies nothing', async () => {
     const pidFile = path.join(base, 'server.pid');
     const wrapper = path.join(base, 'fs-server.sh');
-    fs.writeFileSync(wrapper, `#!/bin/sh\necho $$ > ${pidFile}\nexec ${FS_SERVER} ${files}\n`, { mode: 0o755 });
+    fs.writeFileSync(wrapper, `#!/bin/sh\necho $$ > ${pidFile}\nexec ${FS_SERVER} ${files}\n`, {
+      mode: 0o755,
+    });
     const c = connect([{ name: 'fragile', transport: { kind: 'stdio', command: wrapper } }]);
     const escrow = new McpEscrow(c, staging());
     const target = path.join(files, 'late.txt');

@@ -21,21 +21,21 @@ let shell: StagedShell;
 let realBefore: Record<string, string>;
 let outsideBefore: Record<string, string>;
 
-beforeEach(async () => {
-  fx = makeFixture();
-  ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
-  shell = new StagedShell(ws);
-  realBefore = snapshot(fx.root);
-  outsideBefore = snapshot(fx.outside);
-});
-afterEach(() => fx.cleanup());
-
 const untouched = () => {
   expect(snapshot(fx.root)).toEqual(realBefore);
   expect(snapshot(fx.outside)).toEqual(outsideBefore);
 };
 
-describe('StagedShell', () => {
+describe.each(['overlay', 'copy'] as const)('StagedShell with the %s view', (view) => {
+  beforeEach(async () => {
+    fx = makeFixture();
+    ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
+    shell = new StagedShell(ws, { view });
+    realBefore = snapshot(fx.root);
+    outsideBefore = snapshot(fx.outside);
+  });
+  afterEach(() => fx.cleanup());
+
   it('captures stdout, stderr and the exit code, in the requested cwd, with only the given environment', async () => {
     process.env.JBX_TEST_WORKER_SECRET = 'do-not-leak';
     try {
@@ -52,6 +52,7 @@ describe('StagedShell', () => {
       expect(r.stdout).toBe(`${path.join(fx.root, 'dir')}\nout[hello][]\n`);
       expect(r.stderr).toBe('err');
       expect(r.isolation).toBe('bwrap');
+      expect(r.view).toBe(view);
       const argv = await shell.run(['/bin/echo', 'a b', '$HOME'], { timeoutMs: 10_000 });
       expect(argv.stdout).toBe('a b $HOME\n');
     } finally {
@@ -100,6 +101,29 @@ describe('StagedShell', () => {
     expect(fs.readFileSync(path.join(fx.root, 'made/deep/f'), 'utf8')).toBe('d\n');
     expect(fs.existsSync(path.join(fx.root, 'dir/sub'))).toBe(false);
     expect(snapshot(fx.outside)).toEqual(outsideBefore);
+  });
+
+  it('shows staged deletions, recreated directories and staged-only files exactly as the file API does', async () => {
+    await ws.rm('dir', { recursive: true });
+    await ws.mkdir('dir');
+    await ws.writeFile('dir/fresh.txt', 'fresh\n');
+    await ws.rm('a.txt');
+    await ws.writeFile('only-staged.txt', 'x');
+    await ws.chmod('exec.sh', 0o600);
+    const r = await shell.run(
+      'ls -A; echo --; ls -A dir; stat -c %a exec.sh; rm only-staged.txt dir/fresh.txt',
+      {
+        timeoutMs: 10_000,
+      },
+    );
+    expect(r.stdout).toBe('dir\nempty\nexec.sh\nonly-staged.txt\n--\nfresh.txt\n600\n');
+    expect(r.changes.map((c) => `${c.op} ${c.path}`).sort()).toEqual([
+      'delete dir/fresh.txt',
+      'delete only-staged.txt',
+    ]);
+    expect(await ws.readdir('.')).toEqual(['dir', 'empty', 'exec.sh']);
+    expect(await ws.readdir('dir')).toEqual([]);
+    untouched();
   });
 
   it('cannot write outside the workspace: the rest of the host is read-only', async () => {
@@ -179,7 +203,7 @@ describe('StagedShell', () => {
     await shell.run('echo persisted > kept.txt', { timeoutMs: 10_000 });
     const reopened = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
     expect(await reopened.readFile('kept.txt', 'utf8')).toBe('persisted\n');
-    const again = await new StagedShell(reopened).run('cat kept.txt', { timeoutMs: 10_000 });
+    const again = await new StagedShell(reopened, { view }).run('cat kept.txt', { timeoutMs: 10_000 });
     expect(again.stdout).toBe('persisted\n');
     untouched();
   });
@@ -224,7 +248,7 @@ describe('StagedShell', () => {
     await expect(shell.run('true', { timeoutMs: 1000, cwd: '../outside' })).rejects.toMatchObject({
       code: 'PATH_ESCAPE',
     });
-    const noBwrap = new StagedShell(ws, { bwrapPath: path.join(fx.base, 'no-such-bwrap') });
+    const noBwrap = new StagedShell(ws, { view, bwrapPath: path.join(fx.base, 'no-such-bwrap') });
     const err = await noBwrap.run('echo x > x.txt', { timeoutMs: 1000 }).catch((e) => e);
     expect(err).toBeInstanceOf(ShellIsolationUnavailableError);
     expect(err.message).toMatch(/not installed.*isolation: 'none'/s);

@@ -153,4 +153,13 @@ describe('GenAI telemetry in a real Jaeger', () => {
       expect(jaegerTags(chat)['gen_ai.response.id']).toMatch(/\S/);
     });
   });
+
+  it('says so when the collector takes no metrics (Jaeger has a traces pipeline only): exit 1, one message', () => {
+    const file = new TapeStore({ dir: worker.tapeDir }).pathFor(run.workflowId, run.runId);
+    const r = jbx('export', file, '--otlp', jaeger.otlpUrl, '--signal', 'all');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`could not export metrics to ${jaeger.otlpUrl}/v1/metrics: HTTP 404`);
+    expect(r.stderr).toContain('no OTLP/HTTP receiver for metrics');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
 });

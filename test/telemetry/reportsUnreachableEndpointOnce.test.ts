@@ -6,6 +6,7 @@ import { type ModelServer, startModelServer } from '../../modelserver';
 import { TapeStore } from '../../recorder';
 import { verifyTape } from '../../tape';
 import { createOtlpTelemetry, type OtlpTelemetry, TelemetryExportError } from '../../telemetry';
+import { jaegerTraces, startJaeger } from '../../telemetry/jaeger';
 import { jbx } from './cli';
 import { startTelemetryWorker } from './telemetryWorker';
 
@@ -81,5 +82,51 @@ describe('telemetry to an OTLP endpoint nobody listens on', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain(`could not export traces to ${url}/v1/traces`);
     expect(r.stderr).toContain('check the OTLP/HTTP URL');
+  });
+});
+
+describe('an OTLP endpoint that goes down, comes back and goes down again', () => {
+  it('is reported once per outage: quiet while it stays down, again after it recovered and failed anew', async () => {
+    const port = await freePort();
+    const errors: TelemetryExportError[] = [];
+    const otlp = createOtlpTelemetry({
+      url: `http://127.0.0.1:${port}`,
+      serviceName: 'jukebox-outage-test',
+      onError: (e) => errors.push(e),
+      timeoutMillis: 2_000,
+    });
+    const tracer = otlp.tracerProvider.getTracer('outage-test');
+    const emit = async (name: string) => {
+      tracer.startSpan(name).end();
+      await otlp.flush();
+    };
+    try {
+      await emit('while-down-1');
+      await emit('while-down-2');
+      expect(errors).toHaveLength(1);
+
+      const jaeger = await startJaeger({ otlpHttpPort: port });
+      try {
+        await emit('while-up');
+        expect(errors).toHaveLength(1);
+        // Jaeger batches before storing: poll until the span shows.
+        let names: string[] = [];
+        for (let i = 0; i < 50 && !names.includes('while-up'); i++) {
+          await new Promise((r) => setTimeout(r, 200));
+          const traces = await jaegerTraces(jaeger.queryUrl, 'jukebox-outage-test');
+          names = traces.flatMap((t) => t.spans.map((s) => s.operationName));
+        }
+        expect(names).toContain('while-up');
+      } finally {
+        await jaeger.stop();
+      }
+
+      await emit('down-again-1');
+      await emit('down-again-2');
+      expect(errors).toHaveLength(2);
+      expect(errors.every((e) => e.signal === 'traces')).toBe(true);
+    } finally {
+      await otlp.shutdown();
+    }
   });
 });

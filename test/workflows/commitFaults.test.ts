@@ -39,7 +39,11 @@ const COMMIT_POINTS = [
 ];
 
 // With the customer unreachable the MCP part fails after files and SQL applied, so the saga compensates.
-const COMPENSATION_POINTS = ['files:undo-staged', 'files:undo:commit:journal-written', 'files:undo:commit:applied'];
+const COMPENSATION_POINTS = [
+  'files:undo-staged',
+  'files:undo:commit:journal-written',
+  'files:undo:commit:applied',
+];
 
 describe('the commit survives a SIGKILLed worker at each crash point', () => {
   let model: ModelServer;
@@ -89,22 +93,25 @@ describe('the commit survives a SIGKILLed worker at each crash point', () => {
     workers.push(survivor);
     const result = await handle.result().catch((err: unknown) => err);
     if (process.env.DEBUG_FAULTS) console.log(point, doomed.output(), survivor.output());
-    await survivor.kill('SIGTERM');
+    await survivor.kill('SIGKILL');
     return { demo, before, result };
   }
 
-  it.each(COMMIT_POINTS)('killed at %s: the refund is committed exactly once, nothing staged remains', async (point) => {
-    const { demo, before, result } = await crashRun(point);
-    expect((result as { output: AccountingOutput }).output?.committed, String(result)).toBe(true);
-    expect(await readBalance(demo, 'C-1001')).toBe(12_000);
-    const ledger = fs.readFileSync(path.join(demo.workspace, 'ledger.csv'), 'utf8');
-    expect(ledger.match(/C-1001,refund,12000/g)).toHaveLength(1);
-    expect(readOutbox(demo.outbox)).toHaveLength(1);
-    expect((await fingerprint(demo)).workspace).not.toBe(before.files.workspace);
-    expect(fs.readdirSync(demo.staging)).toEqual([]);
-    // No temp files of an interrupted atomic write next to the ledger either.
-    expect(fs.readdirSync(demo.workspace)).toEqual(['ledger.csv']);
-  });
+  it.each(COMMIT_POINTS)(
+    'killed at %s: the refund is committed exactly once, nothing staged remains',
+    async (point) => {
+      const { demo, before, result } = await crashRun(point);
+      expect((result as { output: AccountingOutput }).output?.committed, String(result)).toBe(true);
+      expect(await readBalance(demo, 'C-1001')).toBe(12_000);
+      const ledger = fs.readFileSync(path.join(demo.workspace, 'ledger.csv'), 'utf8');
+      expect(ledger.match(/C-1001,refund,12000/g)).toHaveLength(1);
+      expect(readOutbox(demo.outbox)).toHaveLength(1);
+      expect((await fingerprint(demo)).workspace).not.toBe(before.files.workspace);
+      expect(fs.readdirSync(demo.staging)).toEqual([]);
+      // No temp files of an interrupted atomic write next to the ledger either.
+      expect(fs.readdirSync(demo.workspace)).toEqual(['ledger.csv']);
+    },
+  );
 
   it.each(COMPENSATION_POINTS)(
     'killed at %s while compensating: everything is back exactly as it was, nothing staged remains',

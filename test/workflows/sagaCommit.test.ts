@@ -18,8 +18,8 @@ import { BoothRuntime } from '../../sandbox/shadowBooth';
 import { readTape, type Tape } from '../../tape';
 import type { CommitReport } from '../../workflows/boothSaga';
 import { connectTestWorker } from '../support/temporal';
-import type { BoothScenario } from './fixtures/boothWorkflows';
 import { boothTools } from './fixtures/boothTools';
+import type { BoothScenario } from './fixtures/boothWorkflows';
 
 const WORKFLOWS = path.join(__dirname, 'fixtures/boothWorkflows.ts');
 
@@ -112,7 +112,10 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     { tool: 'stage_file', args: { path: 'notes/refund.txt', content: `refund for ${customer}\n` } },
     {
       tool: 'stage_sql',
-      args: { sql: 'UPDATE accounts SET balance_cents = balance_cents + 500 WHERE id = ?', bindings: ['C-1001'] },
+      args: {
+        sql: 'UPDATE accounts SET balance_cents = balance_cents + 500 WHERE id = ?',
+        bindings: ['C-1001'],
+      },
     },
     {
       tool: 'stage_mcp',
@@ -132,7 +135,9 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(report.files.steps).toBeGreaterThan(0);
     expect(report.sql).toMatchObject({ statements: 1, rowsAffected: 1, recovered: false });
     expect(report.mcp).toEqual({ applied: 1, skipped: 0 });
-    expect(fs.readFileSync(path.join(demo.workspace, 'notes/refund.txt'), 'utf8')).toBe('refund for C-1001\n');
+    expect(fs.readFileSync(path.join(demo.workspace, 'notes/refund.txt'), 'utf8')).toBe(
+      'refund for C-1001\n',
+    );
     expect(await readBalance(demo, 'C-1001')).toBe(500);
     expect(readOutbox(demo.outbox).map((n) => n.id)).toEqual(['n-ok']);
     expect(fs.readdirSync(demo.staging)).toEqual([]);
@@ -176,7 +181,11 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       // The server refuses this customer at commit time: the MCP part fails after files and SQL were applied.
       {
         tool: 'stage_mcp',
-        args: { server: 'notify', tool: 'notify_customer', arguments: { customer: 'C-404', message: 'hello' } },
+        args: {
+          server: 'notify',
+          tool: 'notify_customer',
+          arguments: { customer: 'C-404', message: 'hello' },
+        },
       },
     ];
     const { result, tape } = await run('boothAgent', { stage });
@@ -235,7 +244,9 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(failure(result).type).toBe('AgentGaveUpError');
     expect(await fingerprint(demo)).toEqual(before);
     expect(fs.readdirSync(demo.staging)).toEqual([]);
-    const rollback = tape.frames.filter((f) => f.kind === 'rollback').map((f) => f.payload as Record<string, unknown>);
+    const rollback = tape.frames
+      .filter((f) => f.kind === 'rollback')
+      .map((f) => f.payload as Record<string, unknown>);
     expect(rollback).toHaveLength(1);
     expect(rollback[0]!.reason).toContain('the agent gave up on purpose');
   });

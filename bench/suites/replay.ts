@@ -1,0 +1,200 @@
+/**
+ * Time travel: replaying a recorded 51-step run (26 model calls, 25 tool calls) in process from its tape,
+ * against re-running the agent with the same 26 recorded HTTP exchanges replayed by Polly.js and by nock, and
+ * against Temporal's own Worker.runReplayHistory of the same run; the whole `jbx replay` process; and a fork
+ * at step 40 against re-running those steps live.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import FetchAdapter from '@pollyjs/adapter-fetch';
+import { Polly, type PollyConfig } from '@pollyjs/core';
+import FSPersister from '@pollyjs/persister-fs';
+import { Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import nock from 'nock';
+import { researchAgent } from '../../agents/sample/agent';
+import { stepScript } from '../../agents/sample/stepScript';
+import { researchTools } from '../../agents/sample/tools';
+import { startDevServer, temporalConfigFromEnv } from '../../devserver';
+import { forkRun } from '../../fork';
+import { LlmClient, localEndpoints } from '../../llm';
+import { startModelServer } from '../../modelserver';
+import { captureRunHistory, loadStoredHistory, readTimeline, replayTape } from '../../replay';
+import { bundleAgentWorkflows, createDirectContext, createJukeboxWorker, startAgent } from '../../runtime';
+import { ToolRegistry } from '../../tools';
+import { type BenchSuite, median, result, timeRuns } from '../harness';
+
+const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
+const FORK_AT = 40;
+const INPUT = { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 };
+const BIN = path.join(__dirname, '../../cli/bin.js');
+
+type Exchange = { url: string; body: string; status: number; headers: Record<string, string> };
+
+/** Runs the agent directly (no Temporal) against `url`, as a peer that needs its HTTP answered. */
+async function runDirect(url: string) {
+  const ctx = createDirectContext({ llm: new LlmClient(localEndpoints(url)), tools: new ToolRegistry(researchTools) });
+  return researchAgent.run(ctx, INPUT);
+}
+
+/** One live direct run with fetch teed, so every model exchange's SSE body is captured verbatim. */
+async function captureExchanges(url: string): Promise<Exchange[]> {
+  const exchanges: Exchange[] = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    const res = await real(input, init);
+    const body = await res.text();
+    const headers: Record<string, string> = {};
+    res.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    exchanges.push({ url: String(input instanceof Request ? input.url : input), body, status: res.status, headers });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  try {
+    await runDirect(url);
+  } finally {
+    globalThis.fetch = real;
+  }
+  return exchanges;
+}
+
+function processMs(args: string[], runs: number): number {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [BIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (r.status !== 0) throw new Error(`jbx ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export const replaySuite: BenchSuite = {
+  name: 'replay',
+  async run() {
+    const config = temporalConfigFromEnv();
+    await startDevServer({ detached: true });
+    const script = () => stepScript(TURNS);
+    const model = await startModelServer({ script: script() });
+    const nativeConnection = await NativeConnection.connect({ address: config.address });
+    const connection = await Connection.connect({ address: config.address });
+    const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-replay-'));
+    const workflowBundle = await bundleAgentWorkflows();
+    const taskQueue = `bench-replay-${Date.now()}`;
+    const worker = await createJukeboxWorker({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue,
+      endpoints: localEndpoints(model.url),
+      tools: researchTools,
+      workflowBundle,
+      tape: { dir: tapeDir, fsync: 'none' },
+    });
+    try {
+      const measured = await worker.runUntil(async () => {
+        // The recorded run, and the same run live as the peer of the fork.
+        let tapeFile = '';
+        const live = await timeRuns(3, async () => {
+          model.loadScript(script());
+          const h = await startAgent('researchAgent', INPUT, { connection, namespace: config.namespace, taskQueue });
+          await h.result();
+          tapeFile = (await captureRunHistory(h, tapeDir)).tapeFile;
+        });
+        const forks = await timeRuns(3, async () => {
+          model.loadScript(script());
+          const f = await forkRun({ parentTape: tapeFile, atStep: FORK_AT, connection, namespace: config.namespace, taskQueue, tapeDir });
+          if (f.error) throw new Error(`fork failed: ${f.error}`);
+        });
+        return { tapeFile, liveMs: median(live), forkMs: median(forks) };
+      });
+      const { tapeFile } = measured;
+      const timeline = readTimeline(tapeFile);
+      const steps = timeline.steps.length;
+
+      // In-process replay, tape already read (as a test or an eval loop replays it many times).
+      const replayRuns = 2000;
+      for (let i = 0; i < 200; i++) await replayTape(tapeFile, { agent: researchAgent as never, timeline });
+      const t0 = performance.now();
+      for (let i = 0; i < replayRuns; i++) {
+        const r = await replayTape(tapeFile, { agent: researchAgent as never, timeline });
+        if (r.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(r.divergence)}`);
+      }
+      const replayMs = (performance.now() - t0) / replayRuns;
+      const withRead = median(await timeRuns(50, async () => {
+        await replayTape(tapeFile, { agent: researchAgent as never });
+      }));
+
+      // Peers: the same agent re-run with its recorded HTTP exchanges replayed.
+      model.loadScript(script());
+      const exchanges = await captureExchanges(model.url);
+      const nockMs = median(
+        await timeRuns(20, async () => {
+          for (const e of exchanges) {
+            const u = new URL(e.url);
+            nock(u.origin).post(u.pathname).reply(e.status, e.body, e.headers);
+          }
+          await runDirect(model.url);
+          if (!nock.isDone()) throw new Error('nock: not every recorded exchange was replayed');
+          nock.cleanAll();
+        }),
+      );
+      nock.restore();
+
+      Polly.register(FetchAdapter);
+      Polly.register(FSPersister);
+      const recordings = path.join(tapeDir, 'polly');
+      const pollyOptions: PollyConfig = {
+        adapters: ['fetch'],
+        persister: 'fs',
+        persisterOptions: { fs: { recordingsDir: recordings } },
+        matchRequestsBy: { headers: false, order: true },
+        logLevel: 'silent',
+      };
+      model.loadScript(script());
+      const recorder = new Polly('replay-bench', { ...pollyOptions, mode: 'record' });
+      await runDirect(model.url);
+      await recorder.stop();
+      await model.close(); // from here on a request that is not replayed fails
+      const pollyMs = median(
+        await timeRuns(10, async () => {
+          const polly = new Polly('replay-bench', { ...pollyOptions, mode: 'replay', recordIfMissing: false });
+          try {
+            await runDirect(model.url);
+          } finally {
+            await polly.stop();
+          }
+        }),
+      );
+
+      // Temporal's replayer on the same run's history (bundle prepared, as for a warm replayer).
+      const { history } = loadStoredHistory(tapeFile);
+      const temporalMs = median(
+        await timeRuns(5, async () => {
+          await Worker.runReplayHistory({ workflowBundle }, history, timeline.tape.header.workflowId);
+        }),
+      );
+
+      const jbxMs = processMs(['replay', tapeFile, '--skip-code-check', '--json'], 3);
+      const jbxCheckedMs = processMs(['replay', tapeFile, '--json'], 2);
+      const jbxTemporalMs = processMs(['replay', '--temporal', tapeFile, '--json'], 2);
+
+      return [
+        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'Polly.js replaying the same run’s HTTP', pollyMs, `${exchanges.length} exchanges; target <= 0.1 ms, ratio <= 0.05`),
+        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'nock replaying the same run’s HTTP', nockMs, 'target ratio <= 0.05'),
+        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'Worker.runReplayHistory, same run', temporalMs),
+        result(`in-process replay incl. reading the tape`, withRead, 'ms', 'Worker.runReplayHistory, same run', temporalMs),
+        result('jbx replay process (--skip-code-check)', jbxMs, 'ms', 'jbx replay --temporal process', jbxTemporalMs),
+        result('jbx replay process (with code-hash check)', jbxCheckedMs, 'ms', 'jbx replay --temporal process', jbxTemporalMs),
+        result(`fork at step ${FORK_AT} of ${steps}, to completion`, measured.forkMs, 'ms', `re-running the run live (${FORK_AT} steps + the rest)`, measured.liveMs, 'local model server: no model latency'),
+      ];
+    } finally {
+      await connection.close();
+      await nativeConnection.close();
+      await model.close().catch(() => {});
+      rmSync(tapeDir, { recursive: true, force: true });
+    }
+  },
+};
