@@ -1,32 +1,44 @@
 /**
- * The Vercel AI SDK recorded and replayed by Jukebox. Run against the local model server:
+ * The Vercel AI SDK recorded and replayed by Jukebox, self-contained: `npx tsx examples/aiSdk.ts`.
  *
- *   npx tsx modelserver/main.ts --script agents/sample/script.yaml --port 4010 &
- *   JUKEBOX_MODEL_URL=http://127.0.0.1:4010 npx tsx examples/aiSdk.ts            # records, prints the tape
- *   npx tsx examples/aiSdk.ts --replay .jukebox/tapes/ai-sdk-example--<id>.jbx  # offline, same text
+ * It starts the local model server, streams an answer through a recorded provider onto a session tape, stops
+ * the server, and streams the same prompt again from the tape alone. Point `baseURL` at a real API (and drop
+ * the model server) to record real calls: nothing else changes.
  */
 import { streamText } from 'ai';
 import { recordedOpenAIProvider, SessionTape } from '../integrations';
+import { startModelServer } from '../modelserver';
 
-async function main() {
-  const replay = process.argv[process.argv.indexOf('--replay') + 1];
-  const replaying = process.argv.includes('--replay') && replay !== undefined;
-  const tape = replaying ? undefined : new SessionTape({ session: 'ai-sdk-example' });
-  const openai = recordedOpenAIProvider(
-    {
-      baseURL: `${process.env.JUKEBOX_MODEL_URL ?? 'http://127.0.0.1:4010'}/v1`,
-      apiKey: process.env.OPENAI_API_KEY ?? 'local',
-    },
-    replaying ? { replay } : { sink: () => tape?.begin() },
-  );
-  const result = streamText({
-    model: openai.chat('gpt-4o-mini'),
-    prompt: 'How far is the distance to the Moon?',
-  });
-  for await (const piece of result.textStream) process.stdout.write(piece);
-  process.stdout.write('\n');
-  await tape?.close();
-  if (tape) console.log(`recorded onto ${tape.path}`);
+const PROMPT = 'How far away is the Moon?';
+
+async function answer(provider: ReturnType<typeof recordedOpenAIProvider>): Promise<string> {
+  const result = streamText({ model: provider.chat('gpt-4o-mini'), prompt: PROMPT });
+  let text = '';
+  for await (const piece of result.textStream) text += piece;
+  return text;
 }
 
-void main();
+async function main() {
+  const model = await startModelServer({
+    script: { turns: [{ reply: { text: 'About 384,400 km, roughly thirty Earths away.', chunkSize: 5 } }] },
+  });
+  const tape = new SessionTape({ session: 'ai-sdk-example' });
+  const live = recordedOpenAIProvider(
+    { baseURL: model.openaiBaseURL, apiKey: 'local' },
+    { sink: () => tape.begin() },
+  );
+  console.log(`live:     ${await answer(live)}`);
+  await tape.close();
+  await model.close();
+
+  const offline = recordedOpenAIProvider(
+    { baseURL: model.openaiBaseURL, apiKey: 'local' },
+    { replay: tape.path },
+  );
+  console.log(`replayed: ${await answer(offline)}  (model server stopped; from ${tape.path})`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -53,8 +53,10 @@ export class SessionTape {
     const clean = (v: unknown) => toTapeValue(v, this.redactor);
     const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
     const writeChunks = async (s: Parameters<Parameters<TapeStore['withTape']>[1]>[0]) => {
-      if (chunks.length)
-        await s.append({ kind: 'llm.chunk', step, recordedAtUs: startUs, payload: { chunks } });
+      // Taken out as written, so a call that ends twice (answered, then cancelled) cannot record them twice.
+      const batch = chunks.splice(0);
+      if (batch.length)
+        await s.append({ kind: 'llm.chunk', step, recordedAtUs: startUs, payload: { chunks: batch } });
     };
     return {
       request: (fields: WireRequestFields, route: string) =>

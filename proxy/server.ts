@@ -155,10 +155,18 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RecordingP
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined && !HOP_BY_HOP.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const network: Fetch = async (input, init) => {
+      // The limit is on the response headers only: a long stream after them is a slow answer, not a dead upstream.
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(new Error(`no response within ${timeoutMs} ms`)), timeoutMs);
+      res.once('close', () => {
+        if (!res.writableEnded) abort.abort(new Error('the client went away'));
+      });
       try {
-        return await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+        return await fetch(input, { ...init, signal: abort.signal });
       } catch (err) {
         throw new ProxyUpstreamError(base, err);
+      } finally {
+        clearTimeout(timer);
       }
     };
     const t = replay ? undefined : tapeOf(session);

@@ -13,6 +13,7 @@ import { atomicWrite, atomicWriteJson, isCode, sha256 } from './durable';
 import type { Base } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
 import { McpEscrow } from './mcp/escrow';
+import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
 import { type SqlCommitResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
 import type { BoothChangeSet, Gate } from './verifiers';
@@ -26,6 +27,8 @@ export interface ShadowBoothConfig {
   sqlite?: string;
   sql?: Pick<StagedSqlOptions, 'client' | 'connection'>;
   mcpServers?: McpServerConfig[];
+  /** Shell commands in the booth (`booth.shell.run`); bubblewrap isolation by default. */
+  shell?: StagedShellOptions;
   /** Verifiers and policy gates by name; `ctx.commit({ gates })` names the ones to run. */
   gates?: Record<string, Gate>;
   /**
@@ -147,6 +150,12 @@ export class BoothFiles {
     this.record({ op: 'chmod', path: p, mode });
   }
 
+  /** Recorded for a change another part (the shell) staged straight into the workspace. */
+  async recordChange(change: { op: string; path: string; mode?: number }): Promise<void> {
+    if (change.op === 'write') await this.recordContent('write', change.path);
+    else this.record({ ...change });
+  }
+
   private record(payload: Record<string, unknown>): void {
     currentActivityTape()?.effect('fs.mutation', () => payload);
   }
@@ -211,6 +220,18 @@ export class ShadowBooth {
     });
     return new ShadowBooth(runtime, dir, workspace);
   }
+
+  /**
+   * Runs a command against the merged view (sandbox/shell/); what it changes is staged in the workspace and
+   * recorded like any other booth write, next to the command's own shell.exec frame.
+   */
+  readonly shell = {
+    run: async (command: string | string[], options: ShellRunOptions): Promise<ShellResult> => {
+      const result = await new StagedShell(this.files.workspace, this.runtime.config.shell).run(command, options);
+      for (const change of result.changes) await this.files.recordChange(change);
+      return result;
+    },
+  };
 
   /** The staged database; opened on first use (it may snapshot the real database). */
   async sql(): Promise<StagedSql> {

@@ -44,7 +44,10 @@ async function captureExchanges(url: string): Promise<Exchange[]> {
   const exchanges: Exchange[] = [];
   const real = globalThis.fetch;
   globalThis.fetch = async (input, init) => {
-    const res = await real(input, init);
+    const res = await real(input, init).catch((e) => {
+      console.error('DBG', e, e.cause);
+      throw e;
+    });
     const body = await res.text();
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => {

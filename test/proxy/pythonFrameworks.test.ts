@@ -47,6 +47,8 @@ describe('Python frameworks record through jbx proxy and replay offline', () => 
       const kinds = readTape(tape).frames.map((f) => f.kind);
       expect(kinds.filter((k) => k === 'llm.request')).toHaveLength(c.modelCalls);
       expect(kinds.filter((k) => k === 'llm.response')).toHaveLength(c.modelCalls);
+      // One chunk frame per call: a streamed call's events in one batch, a plain call's body as one entry.
+      expect(kinds.filter((k) => k === 'llm.chunk')).toHaveLength(c.modelCalls);
 
       const replayer = await spawnProxy(['--replay', tape]);
       let replayed: unknown;

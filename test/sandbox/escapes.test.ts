@@ -350,6 +350,20 @@ describe('escape attempts', () => {
     );
   });
 
+  it('left the real PostgreSQL table and schemas as they were after every pg attempt', async () => {
+    const p = knexFactory({ client: 'pg', connection: pg.url });
+    try {
+      const rows = (await p.raw('SELECT id, balance FROM public.accounts ORDER BY id')).rows;
+      expect(rows).toEqual([
+        { id: 1, balance: 10 },
+        { id: 2, balance: 20 },
+      ]);
+      expect(fs.existsSync(path.join(fx.outside, 'leak.csv'))).toBe(false);
+    } finally {
+      await p.destroy();
+    }
+  });
+
   it('commit refuses a parent swapped for a symlink to outside after staging', async () => {
     const f = makeFixture();
     try {

@@ -15,7 +15,7 @@ import { localEndpoints } from '../../llm';
 import { tapeFileName } from '../../recorder';
 import { startAgent } from '../../runtime';
 import { BoothRuntime } from '../../sandbox/shadowBooth';
-import { readTape, type Tape } from '../../tape';
+import { type BlobRef, decodeBlob, readTape, type Tape } from '../../tape';
 import type { CommitReport } from '../../workflows/boothSaga';
 import { connectTestWorker } from '../support/temporal';
 import { boothTools } from './fixtures/boothTools';
@@ -91,7 +91,11 @@ describe('the Shadow Booth saga commit on Temporal', () => {
 
   const kinds = (tape: Tape) =>
     tape.frames
-      .filter((f) => ['fs.mutation', 'sql.mutation', 'mcp.call', 'commit', 'rollback'].includes(f.kind ?? ''))
+      .filter((f) =>
+        ['fs.mutation', 'sql.mutation', 'mcp.call', 'commit', 'rollback', 'shell.exec'].includes(
+          f.kind ?? '',
+        ),
+      )
       .map((f) => {
         const p = f.payload as { part?: string; compensation?: boolean; phase?: string };
         return f.kind === 'commit' || f.kind === 'rollback'
@@ -266,6 +270,35 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(await fingerprint(demo)).toEqual(before);
     expect(fs.readdirSync(demo.staging)).toEqual([]);
     expect(kinds(tape)).toEqual(['fs.mutation', 'fs.mutation', 'rollback:all']);
+  });
+
+  it('a shell command in the booth stages its writes, recorded with content, committed with the rest', async () => {
+    const stage = [{ tool: 'stage_shell', args: { command: 'sort -r ledger.csv > reports/sorted.csv' } }];
+    const { tape } = await run('boothAgent', {
+      stage: [{ tool: 'stage_shell', args: { command: 'mkdir -p reports' } }, ...stage],
+    });
+    const sorted = fs.readFileSync(path.join(demo.workspace, 'reports/sorted.csv'), 'utf8');
+    expect(sorted.split('\n')[0]).toMatch(/^date,/);
+    const written = tape.frames.filter((f) => f.kind === 'fs.mutation').at(-1)!.payload as {
+      path: string;
+      after: BlobRef;
+    };
+    expect(written.path).toBe('reports/sorted.csv');
+    expect(Buffer.from(decodeBlob(tape.blobs.get(written.after.hash)!) as Uint8Array).toString()).toBe(
+      sorted,
+    );
+    expect(kinds(tape)).toEqual([
+      'shell.exec',
+      'fs.mutation',
+      'shell.exec',
+      'fs.mutation',
+      'commit:files',
+      // Nothing was staged there: the parts commit nothing and say so.
+      'commit:sql',
+      'commit:mcp',
+      'commit:all',
+    ]);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
   });
 
   it('ctx.rollback discards on request and says why', async () => {
