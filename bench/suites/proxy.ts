@@ -71,7 +71,11 @@ export const proxySuite: BenchSuite = {
         proxyChunk.push((performance.now() - t1) / chunks);
       });
       // The same requests with tape fsync off: how much of the recording cost is the disk.
-      const unsynced = await startProxy({ upstream: model.url, tapeDir: dir, fsync: 'none' });
+      const unsynced = await startProxy({
+        upstream: model.url,
+        tapeDir: path.join(dir, 'unsynced'),
+        fsync: 'none',
+      });
       const unsyncedReq: number[] = [];
       try {
         await timeRuns(REQUESTS, async (i) => {

@@ -44,10 +44,7 @@ async function captureExchanges(url: string): Promise<Exchange[]> {
   const exchanges: Exchange[] = [];
   const real = globalThis.fetch;
   globalThis.fetch = async (input, init) => {
-    const res = await real(input, init).catch((e) => {
-      console.error('DBG', e, e.cause);
-      throw e;
-    });
+    const res = await real(input, init);
     const body = await res.text();
     const headers: Record<string, string> = {};
     res.headers.forEach((v, k) => {
@@ -87,6 +84,7 @@ export const replaySuite: BenchSuite = {
     const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-replay-'));
     const workflowBundle = await bundleAgentWorkflows();
     const taskQueue = `bench-replay-${Date.now()}`;
+    const closers: (() => Promise<void>)[] = [];
     const worker = await createJukeboxWorker({
       connection: nativeConnection,
       namespace: config.namespace,
@@ -130,16 +128,19 @@ export const replaySuite: BenchSuite = {
         await replayTape(tapeFile, { agent: researchAgent as never });
       }));
 
-      // Peers: the same agent re-run with its recorded HTTP exchanges replayed.
-      model.loadScript(script());
-      const exchanges = await captureExchanges(model.url);
+      // Peers: the same agent re-run with its recorded HTTP exchanges replayed. A fresh model server: the
+      // worker's pooled keep-alive sockets to the first one may have been closed under it by now.
+      await model.close();
+      const peerModel = await startModelServer({ script: script() });
+      closers.push(() => peerModel.close());
+      const exchanges = await captureExchanges(peerModel.url);
       const nockMs = median(
         await timeRuns(20, async () => {
           for (const e of exchanges) {
             const u = new URL(e.url);
             nock(u.origin).post(u.pathname).reply(e.status, e.body, e.headers);
           }
-          await runDirect(model.url);
+          await runDirect(peerModel.url);
           if (!nock.isDone()) throw new Error('nock: not every recorded exchange was replayed');
           nock.cleanAll();
         }),
@@ -156,16 +157,16 @@ export const replaySuite: BenchSuite = {
         matchRequestsBy: { headers: false, order: true },
         logLevel: 'silent',
       };
-      model.loadScript(script());
+      peerModel.loadScript(script());
       const recorder = new Polly('replay-bench', { ...pollyOptions, mode: 'record' });
-      await runDirect(model.url);
+      await runDirect(peerModel.url);
       await recorder.stop();
-      await model.close(); // from here on a request that is not replayed fails
+      await peerModel.close(); // from here on a request that is not replayed fails
       const pollyMs = median(
         await timeRuns(10, async () => {
           const polly = new Polly('replay-bench', { ...pollyOptions, mode: 'replay', recordIfMissing: false });
           try {
-            await runDirect(model.url);
+            await runDirect(peerModel.url);
           } finally {
             await polly.stop();
           }
@@ -197,6 +198,7 @@ export const replaySuite: BenchSuite = {
       await connection.close();
       await nativeConnection.close();
       await model.close().catch(() => {});
+      for (const close of closers) await close().catch(() => {});
       rmSync(tapeDir, { recursive: true, force: true });
     }
   },
