@@ -2,10 +2,10 @@
  * One self-contained HTML page (inline CSS, no scripts, no external resources) with the two timelines side by
  * side: aligned rows, changed fields highlighted, the first divergence marked and scrolled to by its anchor.
  */
-import type { DiffRow, SideSummary, StepView, TimelineDiff } from './timelineDiff';
+import type { DiffRow, FieldDifference, SideSummary, StepView, TimelineDiff } from './timelineDiff';
 
 function esc(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
@@ -21,18 +21,39 @@ const FIELDS: [keyof StepView, string][] = [
   ['effects', 'effects'],
 ];
 
-function cell(s: StepView | undefined, changed: Set<string>, side: 'a' | 'b', status: DiffRow['status']): string {
+function cell(
+  s: StepView | undefined,
+  changed: Set<string>,
+  side: 'a' | 'b',
+  status: DiffRow['status'],
+  extra: FieldDifference[] = [],
+): string {
   if (!s) return `<td class="step empty ${side}">${status === 'inserted' ? 'only in B' : 'only in A'}</td>`;
   const title = `<div class="title${changed.has('model') || changed.has('tool') || changed.has('kind') ? ' changed' : ''}"><span class="n">#${s.step}</span> ${esc(s.kind)} <b>${esc(s.name)}</b></div>`;
-    // Tokens and cost belong to model calls; on a tool step they are always zero and n/a.
-  const rows = FIELDS.filter(([k]) => s[k] !== undefined && !(Array.isArray(s[k]) && (s[k] as unknown[]).length === 0))
+  // Tokens and cost belong to model calls; on a tool step they are always zero and n/a.
+  const rows = FIELDS.filter(
+    ([k]) => s[k] !== undefined && !(Array.isArray(s[k]) && (s[k] as unknown[]).length === 0),
+  )
     .filter(([k]) => s.kind === 'llm' || (k !== 'tokens' && k !== 'cost'))
     .map(([k, label]) => {
-      const v = k === 'tokens' ? `${s.tokens.input} in / ${s.tokens.output} out` : k === 'cost' ? (s.cost === null ? 'n/a' : `$${s.cost.toFixed(4)}`) : s[k];
+      const v =
+        k === 'tokens'
+          ? `${s.tokens.input} in / ${s.tokens.output} out`
+          : k === 'cost'
+            ? s.cost === null
+              ? 'n/a'
+              : `$${s.cost.toFixed(4)}`
+            : s[k];
       return `<div class="f${changed.has(label) ? ' changed' : ''}"><span class="k">${label}</span> <span class="v">${esc(v)}</span></div>`;
     })
     .join('');
-  return `<td class="step ${side}">${title}${rows}</td>`;
+  const more = extra
+    .map(
+      (x) =>
+        `<div class="f changed"><span class="k">${esc(x.field)}</span> <span class="v">${esc(side === 'a' ? x.a : x.b)}</span></div>`,
+    )
+    .join('');
+  return `<td class="step ${side}">${title}${rows}${more}</td>`;
 }
 
 function summary(s: SideSummary, side: string): string {
@@ -47,10 +68,11 @@ export function renderDiffHtml(d: TimelineDiff): string {
   const body = d.rows
     .map((row, i) => {
       const changed = new Set(row.differences.map((x) => x.field));
+      const extra = row.differences.filter((x) => x.field === 'messages');
       const first = i === d.firstDivergence;
       const marker = first ? '<tr class="divider"><td colspan="3">▼ first divergence</td></tr>' : '';
       return `${marker}<tr class="row ${row.status}${first ? ' first' : ''}"${first ? ' id="first-divergence"' : ''}>
-${cell(row.a, changed, 'a', row.status)}<td class="mark">${{ same: '=', changed: '≠', removed: '−', inserted: '+' }[row.status]}</td>${cell(row.b, changed, 'b', row.status)}</tr>`;
+${cell(row.a, changed, 'a', row.status, extra)}<td class="mark">${{ same: '=', changed: '≠', removed: '−', inserted: '+' }[row.status]}</td>${cell(row.b, changed, 'b', row.status, extra)}</tr>`;
     })
     .join('\n');
   const c = d.counts;

@@ -9,13 +9,15 @@ function clip(s: string, w: number): string {
 }
 
 function show(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
 }
 
 function stepLines(s: StepView | undefined, fields: string[]): string[] {
   if (!s) return [''];
   const tokens = s.kind === 'llm' ? `  ${s.tokens.input}→${s.tokens.output} tok` : '';
-  const lines = [`#${s.step} ${s.kind} ${s.name}${tokens}${s.cost !== null ? `  $${s.cost.toFixed(4)}` : ''}`];
+  const lines = [
+    `#${s.step} ${s.kind} ${s.name}${tokens}${s.cost !== null ? `  $${s.cost.toFixed(4)}` : ''}`,
+  ];
   if (s.kind === 'tool') lines.push(`  args ${show(s.args)}`);
   lines.push(`  ${s.error ? `ERROR ${s.error}` : `→ ${s.output}`}`);
   for (const f of fields) {
@@ -37,12 +39,22 @@ export function renderDiffTerminal(d: TimelineDiff, columns = 120): string {
   const width = Math.max(60, columns);
   const col = Math.floor((width - 5) / 2);
   const pair = (mark: string, l: string, r: string) => `${mark} ${clip(l, col)} │ ${clip(r, col)}`.trimEnd();
-  const out = [pair(' ', `A ${d.a.file}`, `B ${d.b.file}`), pair(' ', summaryLine(d.a), summaryLine(d.b)), `${'─'.repeat(col + 2)}┼${'─'.repeat(col + 1)}`];
+  const out = [
+    pair(' ', `A ${d.a.file}`, `B ${d.b.file}`),
+    pair(' ', summaryLine(d.a), summaryLine(d.b)),
+    `${'─'.repeat(col + 2)}┼${'─'.repeat(col + 1)}`,
+  ];
   d.rows.forEach((row, i) => {
-    if (i === d.firstDivergence) out.push(`${'▼ first divergence '.padEnd(col + 2, '▼')}┼${'▼'.repeat(col + 1)}`);
+    if (i === d.firstDivergence)
+      out.push(`${'▼ first divergence '.padEnd(col + 2, '▼')}┼${'▼'.repeat(col + 1)}`);
     const fields = row.differences.map((x) => x.field);
     const left = stepLines(row.a, fields);
     const right = stepLines(row.b, fields);
+    // Differences that are not a StepView field (an earlier message of the conversation) show side by side.
+    for (const x of row.differences.filter((d) => d.field === 'messages')) {
+      left.push(`  ${show(x.a)}`);
+      right.push(`  ${show(x.b)}`);
+    }
     for (let k = 0; k < Math.max(left.length, right.length); k++)
       out.push(pair(k === 0 ? MARK[row.status] : ' ', left[k] ?? '', right[k] ?? ''));
     if (row.differences.length) out.push(pair(' ', `  differs: ${fields.join(', ')}`, ''));

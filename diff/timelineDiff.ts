@@ -59,7 +59,7 @@ export interface TimelineDiff {
 }
 
 function text(v: unknown, max = 400): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? '';
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }
 
@@ -72,6 +72,9 @@ function effectLine(e: { kind: string; payload: Record<string, unknown> }): stri
   return e.kind;
 }
 
+// The full conversation stays out of StepView (and --json), but the pairing compares it.
+const conversations = new WeakMap<StepView, unknown[]>();
+
 export function viewOf(s: TimelineStep): StepView {
   const messages = s.request?.messages ?? [];
   const last = messages.at(-1) as { content?: unknown } | undefined;
@@ -82,7 +85,10 @@ export function viewOf(s: TimelineStep): StepView {
     output:
       s.kind === 'llm'
         ? text(
-            [s.response?.text, ...(s.response?.toolCalls ?? []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`)]
+            [
+              s.response?.text,
+              ...(s.response?.toolCalls ?? []).map((c) => `${c.name}(${JSON.stringify(c.arguments)})`),
+            ]
               .filter(Boolean)
               .join(' '),
           )
@@ -98,15 +104,51 @@ export function viewOf(s: TimelineStep): StepView {
   }
   if (s.kind === 'tool') out.args = s.args;
   if (s.error) out.error = text(s.error.message);
+  if (s.request) conversations.set(out, s.request.messages);
   return out;
 }
 
-const COMPARED: (keyof StepView)[] = ['kind', 'name', 'provider', 'system', 'prompt', 'args', 'output', 'error', 'tokens', 'cost', 'effects'];
+const COMPARED: (keyof StepView)[] = [
+  'kind',
+  'name',
+  'provider',
+  'system',
+  'prompt',
+  'args',
+  'output',
+  'error',
+  'tokens',
+  'cost',
+  'effects',
+];
 
 function fieldDifferences(a: StepView, b: StepView): FieldDifference[] {
   const out: FieldDifference[] = [];
   for (const f of COMPARED) {
-    if (differences(a[f], b[f]).length) out.push({ field: f === 'name' ? (a.kind === 'llm' ? 'model' : 'tool') : f, a: a[f], b: b[f] });
+    if (differences(a[f], b[f]).length)
+      out.push({ field: f === 'name' ? (a.kind === 'llm' ? 'model' : 'tool') : f, a: a[f], b: b[f] });
+  }
+  // An earlier message that changed (a rewritten question, say) is invisible in the last one: name where.
+  const ca = conversations.get(a);
+  const cb = conversations.get(b);
+  if (ca && cb && !out.some((d) => d.field === 'prompt')) {
+    const where = differences(ca, cb, 1)[0];
+    if (where) {
+      const at = (v: unknown[]) =>
+        text(
+          where
+            .split(/\.|\[(\d+)\]/)
+            .filter(Boolean)
+            .reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], v),
+        );
+      // Start both where they part, so a long message shows its change even when clipped.
+      const [ta, tb] = [at(ca), at(cb)];
+      let p = 0;
+      while (p < ta.length && ta[p] === tb[p]) p++;
+      const from = p > 24 ? p - 12 : 0;
+      const cut = (t: string) => (from ? `…${t.slice(from)}` : t);
+      out.push({ field: 'messages', a: `messages${where}: ${cut(ta)}`, b: `messages${where}: ${cut(tb)}` });
+    }
   }
   return out;
 }

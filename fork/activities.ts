@@ -3,36 +3,89 @@
  * pinned prefix hash, the fork step) and the overrides, before any step records onto it, and hands the
  * workflow the parent's random and clock readings before the fork step so inherited steps see the same values.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import type { LlmRequest } from '../llm/types';
 import { withFileLock } from '../recorder/lock';
 import { tapeIdFor } from '../recorder/naming';
 import type { TapeRecorder } from '../recorder/recorder';
+import type { Timeline } from '../replay/timeline';
+import type { BoothRuntime } from '../sandbox/shadowBooth';
 import { TapeWriter } from '../tape';
-import type { ForkRunOptions, InheritedObservation } from './lineage';
+import { answerInheritedLlmStep, answerInheritedToolStep } from './inheritedSteps';
+import type { ForkRunOptions, InheritedAnswer, InheritedObservation, InheritedStep } from './lineage';
 import { parentTimeline } from './parentTape';
+import { digest, llmRequestForm, toolCallForm } from './requestDigest';
+import { type RestoreReport, restoreWorld } from './worldRestore';
 
 export interface BeginForkInput {
   step: number;
   fork: ForkRunOptions;
 }
 
-export function createForkActivities(recorder: TapeRecorder | undefined) {
+/**
+ * Restores the parent's staged world at the fork point into this run's Shadow Booth, once: a marker file
+ * keeps a retried beginFork from replaying the SQL statements a second time.
+ */
+async function restoreIntoBooth(
+  booth: BoothRuntime,
+  parent: Timeline,
+  forkStep: number,
+): Promise<RestoreReport | null> {
+  const { workflowId, runId } = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
+  const dir = booth.runDir(workflowId, runId);
+  const marker = path.join(dir, 'fork-restored.json');
+  if (
+    await stat(marker).then(
+      () => true,
+      () => false,
+    )
+  )
+    return null;
+  const hasWorld = parent.tape.frames.some(
+    (f) => f.step < forkStep && (f.kind === 'fs.mutation' || f.kind === 'sql.mutation'),
+  );
+  if (!hasWorld) return null;
+  const run = await booth.open(workflowId, runId);
+  try {
+    const report = await restoreWorld(parent, forkStep, {
+      files: run.files.workspace,
+      ...(run.hasSql ? { sql: await run.sql() } : {}),
+    });
+    await mkdir(dir, { recursive: true });
+    await writeFile(marker, JSON.stringify({ parent: parent.tape.header.tapeId, forkStep, ...report }));
+    return report;
+  } finally {
+    await run.close();
+  }
+}
+
+export function createForkActivities(recorder: TapeRecorder | undefined, booth?: BoothRuntime) {
   return {
-    async beginFork(input: BeginForkInput): Promise<{ observations: InheritedObservation[]; tape: string | null }> {
+    async beginFork(
+      input: BeginForkInput,
+    ): Promise<{ observations: InheritedObservation[]; steps: InheritedAnswer[]; tape: string | null }> {
       const { fork } = input;
       const parent = parentTimeline(fork.parentTape, fork.parentTapeHash, fork.forkStep);
+      // The world as it was at the fork frame, before any step of the fork runs (fork/worldRestore.ts).
+      if (booth) await restoreIntoBooth(booth, parent, fork.forkStep);
       const observations = parent.observations
         .filter((o) => o.step < fork.forkStep)
         .map((o) => ({ kind: o.kind, value: o.value }));
-      if (!recorder) return { observations, tape: null };
+      if (!recorder) return { observations, steps: [], tape: null };
       const run = recorder.runOf(Context.current().info);
       const file = recorder.store.pathFor(run.workflowId, run.runId);
       await mkdir(path.dirname(file), { recursive: true });
       await withFileLock(`${file}.lock`, async () => {
         // A retried beginFork finds the header it wrote the first time.
-        if (await stat(file).then(() => true, () => false)) return;
+        if (
+          await stat(file).then(
+            () => true,
+            () => false,
+          )
+        )
+          return;
         const writer = await TapeWriter.open(file, {
           tapeId: tapeIdFor(run.workflowId, run.runId),
           createdAtMs: Date.now(),
@@ -45,15 +98,65 @@ export function createForkActivities(recorder: TapeRecorder | undefined) {
           // JSON round trip: the header may hold no undefined.
           meta: {
             fork: JSON.parse(
-              JSON.stringify({ parentTape: fork.parentTape, overrides: fork.overrides ?? {}, layers: fork.layers }),
+              JSON.stringify({
+                parentTape: fork.parentTape,
+                overrides: fork.overrides ?? {},
+                layers: fork.layers,
+              }),
             ),
           },
         });
         await writer.close();
       });
-      return { observations, tape: file };
+      const steps = await recordInherited(recorder, parent, fork);
+      return { observations, steps, tape: file };
     },
   };
+}
+
+/**
+ * Writes every inherited step onto the fork's tape as its own llm/tool step (request, chunks, response or
+ * result, effects), exactly as the step activity would, and returns what the workflow needs to answer them
+ * without scheduling 'fork-step' activities: one activity for all inherited steps instead of one each.
+ */
+async function recordInherited(recorder: TapeRecorder, parent: Timeline, fork: ForkRunOptions) {
+  const info = Context.current().info;
+  const inherit: InheritedStep = {
+    parentTape: fork.parentTape,
+    parentTapeHash: fork.parentTapeHash,
+    forkStep: fork.forkStep,
+  };
+  const answers: InheritedAnswer[] = [];
+  for (const s of parent.steps) {
+    if (s.step >= fork.forkStep) break;
+    if (s.error) break; // a failed step goes through the activity, which fails the same way
+    const kind = s.kind;
+    const tape = recorder.forActivity(
+      {
+        ...info,
+        activityId: `inherited-${s.step}`,
+        attempt: 1,
+        activityType: kind === 'llm' ? 'llmStep' : 'toolStep',
+      },
+      s.step,
+    );
+    const first = answers.length === 0 && parent.input.present ? { agentInput: parent.input.value } : {};
+    if (kind === 'llm') {
+      const request = s.request as unknown as LlmRequest;
+      tape.start({ step: s.step, request, ...first }, []);
+      const value = await answerInheritedLlmStep({ step: s.step, request, inherit }, tape);
+      await tape.complete(value);
+      answers.push({ step: s.step, kind, digest: digest(llmRequestForm(request)), value });
+    } else {
+      const name = s.toolName ?? '';
+      const args = s.args ?? {};
+      tape.start({ step: s.step, name, args, ...first }, []);
+      const value = await answerInheritedToolStep({ step: s.step, name, args, inherit }, tape);
+      await tape.complete(value);
+      answers.push({ step: s.step, kind, digest: digest(toolCallForm(name, args)), value });
+    }
+  }
+  return answers;
 }
 
 export type ForkActivities = ReturnType<typeof createForkActivities>;

@@ -69,7 +69,9 @@ export function validateFork(request: ForkRequest, parent?: Timeline): Validated
       );
     const s = t.steps.find((x) => x.step === f.step);
     if (!s || f.kind === 'outcome' || f.kind === 'seal')
-      throw new ForkRequestError(`frame ${request.atFrame} (${f.kind}) is not part of a step; fork at a step: ${stepBoundaries(t)}`);
+      throw new ForkRequestError(
+        `frame ${request.atFrame} (${f.kind}) is not part of a step; fork at a step: ${stepBoundaries(t)}`,
+      );
     if (s.firstFrame !== request.atFrame)
       throw new ForkRequestError(
         `frame ${request.atFrame} (${f.kind}) is inside step ${s.step}, which starts at frame ${s.firstFrame}; ` +
@@ -86,12 +88,19 @@ export function validateFork(request: ForkRequest, parent?: Timeline): Validated
     );
   const o = request.overrides ?? {};
   if (o.provider !== undefined && !PROVIDERS.includes(o.provider))
-    throw new ForkRequestError(`unknown provider ${JSON.stringify(o.provider)}; use one of ${PROVIDERS.join(', ')}`);
+    throw new ForkRequestError(
+      `unknown provider ${JSON.stringify(o.provider)}; use one of ${PROVIDERS.join(', ')}`,
+    );
   if (o.model !== undefined) {
-    const at = t.steps.find((s) => s.step >= atStep && s.kind === 'llm') ?? [...t.steps].reverse().find((s) => s.kind === 'llm');
+    const at =
+      t.steps.find((s) => s.step >= atStep && s.kind === 'llm') ??
+      [...t.steps].reverse().find((s) => s.kind === 'llm');
     const provider = (o.provider ?? at?.request?.provider ?? 'openai') as Provider;
     const recorded = new Set(t.steps.flatMap((s) => (s.request ? [s.request.model] : [])));
-    const known = recorded.has(o.model) || request.knownModels?.includes(o.model) || MODEL_FAMILIES[provider]?.test(o.model);
+    const known =
+      recorded.has(o.model) ||
+      request.knownModels?.includes(o.model) ||
+      MODEL_FAMILIES[provider]?.test(o.model);
     if (!known)
       throw new ForkRequestError(
         `unknown model ${JSON.stringify(o.model)} for provider ${provider}: not a ${provider} model family (${MODEL_FAMILIES[provider]}), ` +
@@ -109,7 +118,10 @@ export function validateFork(request: ForkRequest, parent?: Timeline): Validated
       parentTapeHash: inheritedChain(t, atStep),
       forkStep: atStep,
       ...(request.overrides ? { overrides: request.overrides } : {}),
-      layers: [...parentLayers(t), ...(request.overrides ? [{ fromStep: atStep, overrides: request.overrides }] : [])],
+      layers: [
+        ...parentLayers(t),
+        ...(request.overrides ? [{ fromStep: atStep, overrides: request.overrides }] : []),
+      ],
     },
   };
 }
@@ -137,7 +149,8 @@ export async function startFork(options: StartForkOptions): Promise<StartedFork>
   const client = new Client({ connection: options.connection, namespace: options.namespace });
   // The id says whose fork it is and where; the memo links it to the parent for the Web UI and tools.
   const workflowId =
-    options.workflowId ?? `${h.workflowId}.fork-${v.fork.forkStep}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    options.workflowId ??
+    `${h.workflowId}.fork-${v.fork.forkStep}-${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const handle = await client.workflow.start<
     (input: unknown, options?: AgentRunOptions) => Promise<AgentRunResult<unknown>>
   >(h.workflowType, {
@@ -145,7 +158,12 @@ export async function startFork(options: StartForkOptions): Promise<StartedFork>
     workflowId,
     args: [v.input, { ...options.runOptions, fork: v.fork }],
     memo: {
-      jukeboxParent: { workflowId: h.workflowId, runId: h.runId, tapeId: h.tapeId, forkStep: v.fork.forkStep },
+      jukeboxParent: {
+        workflowId: h.workflowId,
+        runId: h.runId,
+        tapeId: h.tapeId,
+        forkStep: v.fork.forkStep,
+      },
     },
   });
   return { handle, workflowId, runId: handle.firstExecutionRunId, fork: v.fork, parent: v.parent };
@@ -161,7 +179,10 @@ export interface FinishedFork extends StartedFork {
 export async function forkRun(options: StartForkOptions & { tapeDir?: string }): Promise<FinishedFork> {
   const started = await startFork(options);
   const tapeDir = options.tapeDir ?? tapeDirFromEnv();
-  const out: FinishedFork = { ...started, tapeFile: path.join(tapeDir, tapeFileName(started.workflowId, started.runId)) };
+  const out: FinishedFork = {
+    ...started,
+    tapeFile: path.join(tapeDir, tapeFileName(started.workflowId, started.runId)),
+  };
   try {
     out.result = await started.handle.result();
   } catch (err) {

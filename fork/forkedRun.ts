@@ -5,8 +5,9 @@
  */
 import type { LlmRequest } from '../llm/types';
 import type { ForkActivities } from './activities';
-import type { ForkRunOptions, InheritedObservation, InheritedStep } from './lineage';
+import type { ForkRunOptions, InheritedAnswer, InheritedObservation, InheritedStep } from './lineage';
 import { applyLayers } from './overrides';
+import { digest } from './requestDigest';
 
 export interface ForkedRun {
   /** The request as sent: with the overrides from the fork step on. */
@@ -15,6 +16,11 @@ export interface ForkedRun {
   stepInput(step: number): { inherit?: InheritedStep; agentInput?: unknown };
   /** The parent's reading for an inherited step, or undefined to read the live one. */
   observe(kind: 'random' | 'clock', step: number): number | undefined;
+  /**
+   * The parent's answer for an inherited step whose request (llmRequestForm / toolCallForm) digests as the
+   * parent's did; undefined means: run the step activity.
+   */
+  answer(step: number, form: unknown): unknown;
 }
 
 export async function forkedRun(
@@ -33,8 +39,10 @@ export async function forkedRun(
       request: (_step, request) => request,
       stepInput: () => first(),
       observe: () => undefined,
+      answer: () => undefined,
     };
-  const { observations } = await activities.beginFork({ step: 0, fork });
+  const { observations, steps } = await activities.beginFork({ step: fork.forkStep, fork });
+  const answers = new Map<number, InheritedAnswer>(steps.map((a) => [a.step, a]));
   const queue: InheritedObservation[] = [...observations];
   const inherit: InheritedStep = {
     parentTape: fork.parentTape,
@@ -47,6 +55,12 @@ export async function forkedRun(
     observe(kind, step) {
       if (step >= fork.forkStep || queue[0]?.kind !== kind) return undefined;
       return queue.shift()!.value;
+    },
+    answer(step, form) {
+      const a = answers.get(step);
+      if (!a || a.digest !== digest(form)) return undefined;
+      answers.delete(step);
+      return a.value;
     },
   };
 }

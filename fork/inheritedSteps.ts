@@ -4,12 +4,13 @@
  * chunks, response or tool call, result, and the step's side-effect frames), so a fork's tape is complete on
  * its own and can be replayed or forked again. Nothing goes to the model or the tool.
  */
+
+import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+import type { LlmRequest, LlmResponse } from '../llm/types';
 import type { ActivityTape } from '../recorder/activityTape';
 import type { TapeSession } from '../recorder/store';
 import { asRecorded, differences } from '../replay/compare';
 import type { Timeline, TimelineStep } from '../replay/timeline';
-import type { LlmRequest, LlmResponse } from '../llm/types';
-import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import { BlobRef, decodeBlob, type Tape } from '../tape';
 import { ForkDivergenceError, ForkRequestError } from './errors';
 import type { InheritedStep } from './lineage';
@@ -53,7 +54,15 @@ async function copyBlobs(parent: Tape, s: TapeSession, value: unknown, step: num
     for (const v of Object.values(value)) await copyBlobs(parent, s, v, step);
 }
 
-const EFFECT_KINDS = new Set(['fs.mutation', 'sql.mutation', 'shell.exec', 'mcp.call', 'commit', 'rollback', 'breaker.trip']);
+const EFFECT_KINDS = new Set([
+  'fs.mutation',
+  'sql.mutation',
+  'shell.exec',
+  'mcp.call',
+  'commit',
+  'rollback',
+  'breaker.trip',
+]);
 
 function copyEffects(parent: Tape, s: TimelineStep, tape: ActivityTape | undefined): void {
   for (const e of s.effects) {
@@ -73,7 +82,11 @@ export async function answerInheritedLlmStep(
   const t = parentTimeline(input.inherit.parentTape, input.inherit.parentTapeHash, input.inherit.forkStep);
   const s = stepOf(t, input.inherit, input.step, 'llm');
   const r = asRecorded(input.request) as Record<string, unknown>;
-  const actual: Record<string, unknown> = { provider: r.provider, model: r.model, messages: r.messages ?? [] };
+  const actual: Record<string, unknown> = {
+    provider: r.provider,
+    model: r.model,
+    messages: r.messages ?? [],
+  };
   for (const k of ['system', 'temperature', 'maxTokens', 'stream']) if (r[k] !== undefined) actual[k] = r[k];
   if (Array.isArray(r.tools) && r.tools.length) actual.tools = r.tools;
   const fields = differences(s.request, actual);
@@ -84,7 +97,8 @@ export async function answerInheritedLlmStep(
     tape?.llmChunk({ index, offsetMs, ...(text === null ? {} : { text }), raw: raw ?? null });
   }
   copyEffects(t.tape, s, tape);
-  if (s.error || !s.response) throw new InheritedStepError(input.step, s.error ?? { name: 'Error', message: 'no response' });
+  if (s.error || !s.response)
+    throw new InheritedStepError(input.step, s.error ?? { name: 'Error', message: 'no response' });
   tape?.llmResponse(s.response);
   return structuredClone(s.response);
 }
@@ -95,7 +109,10 @@ export async function answerInheritedToolStep(
 ): Promise<unknown> {
   const t = parentTimeline(input.inherit.parentTape, input.inherit.parentTapeHash, input.inherit.forkStep);
   const s = stepOf(t, input.inherit, input.step, 'tool');
-  const fields = differences({ toolName: s.toolName, args: s.args }, { toolName: input.name, args: asRecorded(input.args) });
+  const fields = differences(
+    { toolName: s.toolName, args: s.args },
+    { toolName: input.name, args: asRecorded(input.args) },
+  );
   if (fields.length) throw new ForkDivergenceError(input.step, input.inherit.parentTape, fields);
   await tape?.toolCall(input.name, input.args);
   copyEffects(t.tape, s, tape);

@@ -33,3 +33,15 @@ export interface InheritedObservation {
   kind: 'random' | 'clock';
   value: number;
 }
+
+/**
+ * A parent step the fork workflow may answer itself, without an activity, when its request digests the same
+ * (fork/requestDigest.ts). Failed parent steps are not offered: they go through the step activity.
+ */
+export interface InheritedAnswer {
+  step: number;
+  kind: 'llm' | 'tool';
+  digest: string;
+  /** The LlmResponse, or the tool's output. */
+  value: unknown;
+}

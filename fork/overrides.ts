@@ -50,7 +50,11 @@ export interface OverrideLayer {
 }
 
 /** The request as a fork (with these layers) sends it at `step`. */
-export function applyLayers(request: LlmRequest, step: number, layers: readonly OverrideLayer[] | undefined): LlmRequest {
+export function applyLayers(
+  request: LlmRequest,
+  step: number,
+  layers: readonly OverrideLayer[] | undefined,
+): LlmRequest {
   let out = request;
   for (const layer of layers ?? []) if (step >= layer.fromStep) out = applyOverrides(out, layer.overrides);
   return out;

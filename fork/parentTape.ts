@@ -16,7 +16,8 @@ export function inheritedChain(t: Timeline, forkStep: number): string {
   const i = forkFrameIndex(t, forkStep);
   let last = i - 1;
   // A fork at or past the outcome inherits the steps, not the outcome and seal.
-  while (last >= 0 && (t.tape.frames[last]!.kind === 'seal' || t.tape.frames[last]!.kind === 'outcome')) last--;
+  while (last >= 0 && (t.tape.frames[last]!.kind === 'seal' || t.tape.frames[last]!.kind === 'outcome'))
+    last--;
   return last >= 0 ? t.tape.frames[last]!.chain : t.tape.headerChecksum;
 }
 

@@ -4,10 +4,11 @@
  * come from the tape's blobs, never from today's disk, so a fork sees what the parent saw even after the real
  * files moved on.
  */
+
+import type { Timeline } from '../replay/timeline';
 import type { Encoded } from '../sandbox/sql/values';
 import type { StagedWorkspace } from '../sandbox/stagedWorkspace';
 import { decodeBlob } from '../tape';
-import type { Timeline } from '../replay/timeline';
 
 type Files = Pick<StagedWorkspace, 'writeFile' | 'mkdir' | 'rm' | 'rename' | 'chmod'>;
 
@@ -31,7 +32,11 @@ function bytesOf(t: Timeline, ref: unknown): Uint8Array {
   return new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
 }
 
-export async function restoreWorld(t: Timeline, forkStep: number, target: WorldTarget): Promise<RestoreReport> {
+export async function restoreWorld(
+  t: Timeline,
+  forkStep: number,
+  target: WorldTarget,
+): Promise<RestoreReport> {
   const report: RestoreReport = { files: 0, statements: 0 };
   const sql: { statement: string; params?: Encoded }[] = [];
   for (const f of t.tape.frames) {
@@ -39,7 +44,8 @@ export async function restoreWorld(t: Timeline, forkStep: number, target: WorldT
     const p = f.payload as Record<string, unknown>;
     if (f.kind === 'sql.mutation' && typeof p.statement === 'string') {
       // Only writes change the staged state; reads recorded as mutations would be harmless but pointless.
-      if (p.kind === undefined || p.kind === 'write') sql.push({ statement: p.statement, params: p.params as Encoded });
+      if (p.kind === undefined || p.kind === 'write')
+        sql.push({ statement: p.statement, params: p.params as Encoded });
       continue;
     }
     if (f.kind !== 'fs.mutation' || !target.files) continue;
@@ -52,7 +58,10 @@ export async function restoreWorld(t: Timeline, forkStep: number, target: WorldT
         await target.files.writeFile(fsPath, bytesOf(t, p.after), mode === undefined ? {} : { mode });
         break;
       case 'mkdir':
-        await target.files.mkdir(fsPath, { recursive: p.recursive === true, ...(mode === undefined ? {} : { mode }) });
+        await target.files.mkdir(fsPath, {
+          recursive: p.recursive === true,
+          ...(mode === undefined ? {} : { mode }),
+        });
         break;
       case 'rm':
         await target.files.rm(fsPath, { recursive: p.recursive === true, force: p.force === true });

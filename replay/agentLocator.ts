@@ -43,7 +43,12 @@ export async function locateAgent(workflowType: string, config: ProjectConfig): 
     try {
       exports = await load(module);
     } catch (err) {
-      throw new AgentCodeNotFoundError(workflowType, [`${module} (failed to load: ${(err as Error).message})`], found, err);
+      throw new AgentCodeNotFoundError(
+        workflowType,
+        [`${module} (failed to load: ${(err as Error).message})`],
+        found,
+        err,
+      );
     }
     // An ES import of a CommonJS module puts its exports under `default`; look at both.
     const d = exports.default;

@@ -32,7 +32,8 @@ function changedSince(config: ProjectConfig, sinceMs: number): CodeCheck['change
       if (!/\.(ts|js|mts|cts|json|ya?ml)$/.test(n)) continue;
       const file = path.join(dir, n);
       const m = statSync(file).mtimeMs;
-      if (m > sinceMs) out.push({ file: path.relative(config.root, file), modifiedAt: new Date(m).toISOString() });
+      if (m > sinceMs)
+        out.push({ file: path.relative(config.root, file), modifiedAt: new Date(m).toISOString() });
     }
   }
   return out.sort((a, b) => a.file.localeCompare(b.file));

@@ -89,10 +89,14 @@ export function loadStoredHistory(tapeFile: string): { history: History; sidecar
   if (!existsSync(car)) throw new HistoryMissingError(tapeFile, `no ${path.basename(car)}`);
   const sidecar = JSON.parse(readFileSync(car, 'utf8')) as HistorySidecar;
   const file = path.join(path.dirname(tapeFile), sidecar.history);
-  if (!existsSync(file)) throw new HistoryMissingError(tapeFile, `${sidecar.history} named by the sidecar is gone`);
+  if (!existsSync(file))
+    throw new HistoryMissingError(tapeFile, `${sidecar.history} named by the sidecar is gone`);
   const bytes = readFileSync(file);
   const hash = toHex(blake3(bytes));
   if (hash !== sidecar.hash)
-    throw new HistoryMissingError(tapeFile, `${sidecar.history} hashes to ${hash}, not the ${sidecar.hash} the sidecar names`);
+    throw new HistoryMissingError(
+      tapeFile,
+      `${sidecar.history} hashes to ${hash}, not the ${sidecar.hash} the sidecar names`,
+    );
   return { history: HistoryMessage.decode(bytes), sidecar };
 }

@@ -3,7 +3,7 @@
  * Temporal, no network) with a divergence audit, the project configuration that says where agent code lives,
  * the agent-code hash check, and the Temporal history stored beside a tape for `Worker.runReplayHistory`.
  */
-export { locateAgent, type LocatedAgent } from './agentLocator';
+export { type LocatedAgent, locateAgent } from './agentLocator';
 export { type CodeCheck, checkAgentCode, describeCodeCheck } from './codeCheck';
 export { asRecorded, differences } from './compare';
 export {
@@ -26,4 +26,11 @@ export { createOfflineContext, type OfflineReplayState, ReplayedStepError } from
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
 export { replayTemporalHistory, type TemporalReplayReport } from './temporalReplay';
-export { readTimeline, type RecordedRequest, type StepEffect, stepOfFrame, type Timeline, type TimelineStep } from './timeline';
+export {
+  type RecordedRequest,
+  readTimeline,
+  type StepEffect,
+  stepOfFrame,
+  type Timeline,
+  type TimelineStep,
+} from './timeline';

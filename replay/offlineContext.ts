@@ -6,7 +6,7 @@
 import { type AgentContext, boothUnavailable } from '../agent/context';
 import { JukeboxError } from '../errors/JukeboxError';
 import { applyLayers, type OverrideLayer } from '../fork/overrides';
-import type { LlmRequest } from '../llm/types';
+import { llmRequestForm } from '../fork/requestDigest';
 import { asRecorded, differences, pick } from './compare';
 import { type Divergence, ReplayDivergenceError } from './errors';
 import type { Timeline, TimelineStep } from './timeline';
@@ -14,9 +14,13 @@ import type { Timeline, TimelineStep } from './timeline';
 /** A step that failed in the recorded run fails the same way on replay, so the agent's own handling re-runs. */
 export class ReplayedStepError extends JukeboxError {
   constructor(step: number, recorded: { name: string; message: string; code?: string }) {
-    super(recorded.code ?? 'REPLAYED_STEP_FAILED', `step ${step} failed in the recorded run: ${recorded.message}`, {
-      nonRetryable: true,
-    });
+    super(
+      recorded.code ?? 'REPLAYED_STEP_FAILED',
+      `step ${step} failed in the recorded run: ${recorded.message}`,
+      {
+        nonRetryable: true,
+      },
+    );
   }
 }
 
@@ -26,19 +30,22 @@ export interface OfflineReplayState {
   divergence: Divergence | null;
 }
 
-function requestForm(request: LlmRequest): Record<string, unknown> {
-  const r = asRecorded(request) as Record<string, unknown>;
-  const out: Record<string, unknown> = { provider: r.provider, model: r.model, messages: r.messages ?? [] };
-  for (const k of ['system', 'temperature', 'maxTokens', 'stream']) if (r[k] !== undefined) out[k] = r[k];
-  if (Array.isArray(r.tools) && r.tools.length) out.tools = r.tools;
-  return out;
+/**
+ * Where the live value differs from the recorded one. The raw value is compared first: redacting it as the
+ * recorder did walks every string through the secret patterns, and is only needed when something differs.
+ */
+function divergingFields(expected: unknown, live: unknown): { fields: string[]; actual: unknown } {
+  if (differences(expected, live, 1).length === 0) return { fields: [], actual: live };
+  const actual = asRecorded(live);
+  return { fields: differences(expected, actual), actual };
 }
 
 export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; state: OfflineReplayState } {
   const byStep = new Map<number, TimelineStep>(timeline.steps.map((s) => [s.step, s]));
   const header = timeline.tape.header;
   // A fork tape's later steps ran with the fork's overrides (and its ancestors'); replay applies the same.
-  const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ?? []) as OverrideLayer[];
+  const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ??
+    []) as OverrideLayer[];
   const state: OfflineReplayState = { replayed: 0, divergence: null };
   let started = 0;
   let observed = 0;
@@ -65,7 +72,10 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
         frame: s.requestFrame,
         kind: s.kind === 'llm' ? 'llm.request' : 'tool.call',
         fields: ['kind'],
-        expected: { kind: s.kind, ...(s.kind === 'llm' ? { model: s.request?.model } : { tool: s.toolName }) },
+        expected: {
+          kind: s.kind,
+          ...(s.kind === 'llm' ? { model: s.request?.model } : { tool: s.toolName }),
+        },
         actual: { kind, ...(actual as Record<string, unknown>) },
       });
     return s;
@@ -93,11 +103,10 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
     runId: header.runId,
     async llm(request) {
       const step = started++;
-      const sent = applyLayers(request, step, layers);
-      const actual = requestForm(sent);
-      const s = next('llm', step, { model: actual.model });
+      const live = llmRequestForm(applyLayers(request, step, layers));
+      const s = next('llm', step, { model: live.model });
       const expected = (s.request ?? {}) as unknown as Record<string, unknown>;
-      const fields = differences(expected, actual);
+      const { fields, actual } = divergingFields(expected, live);
       if (fields.length)
         diverge({
           step,
@@ -108,15 +117,15 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
           actual: pick(actual, fields),
         });
       state.replayed++;
-      if (s.error || !s.response) throw new ReplayedStepError(step, s.error ?? { name: 'Error', message: 'no response recorded' });
+      if (s.error || !s.response)
+        throw new ReplayedStepError(step, s.error ?? { name: 'Error', message: 'no response recorded' });
       return structuredClone(s.response);
     },
     async tool<T>(name: string, args: Record<string, unknown>) {
       const step = started++;
-      const actual = { toolName: name, args: asRecorded(args) };
-      const s = next('tool', step, actual);
+      const s = next('tool', step, { toolName: name, args });
       const expected = { toolName: s.toolName, args: s.args };
-      const fields = differences(expected, actual);
+      const { fields, actual } = divergingFields(expected, { toolName: name, args });
       if (fields.length)
         diverge({
           step,

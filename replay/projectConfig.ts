@@ -28,7 +28,10 @@ export const DEFAULT_WORKFLOWS_MODULE = 'workflows/index.ts';
 
 function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new ProjectConfigError(source, 'the Jukebox configuration must be an object like {"agents": ["path.ts"]}');
+    throw new ProjectConfigError(
+      source,
+      'the Jukebox configuration must be an object like {"agents": ["path.ts"]}',
+    );
   const c = raw as Record<string, unknown>;
   const strings = (key: string, fallback: string[]): string[] => {
     const v = c[key];

@@ -89,7 +89,14 @@ function outcomeDivergence(t: Timeline, r: ReplayReport, started: number): Diver
     const actual = asRecorded(r.output) ?? null;
     const fields = differences(expected, actual);
     if (!fields.length) return null;
-    return { step: started, frame: o.frame, kind: 'outcome', fields: fields.map((f) => `result${f === '(value)' ? '' : `.${f}`}`), expected: pick(expected, fields), actual: pick(actual, fields) };
+    return {
+      step: started,
+      frame: o.frame,
+      kind: 'outcome',
+      fields: fields.map((f) => `result${f === '(value)' ? '' : `.${f}`}`),
+      expected: pick(expected, fields),
+      actual: pick(actual, fields),
+    };
   }
   if ((o.status === 'completed') !== (r.replayedOutcome === 'completed'))
     return {

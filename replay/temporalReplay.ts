@@ -3,8 +3,9 @@
  * by `Worker.runReplayHistory`, which throws DeterminismViolationError when today's code would issue
  * different commands than the recorded run did.
  */
-import { DeterminismViolationError } from '@temporalio/workflow';
+
 import { ReplayError, Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
 import { bundleAgentWorkflows } from '../runtime/workflowBundle';
 import { loadStoredHistory } from './history';
 

@@ -144,7 +144,11 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
   for (const a of attempts.values()) {
     attemptCount.set(a.step, (attemptCount.get(a.step) ?? 0) + 1);
     const prev = finalOf.get(a.step);
-    if (!prev || a.attempt > prev.attempt || (a.attempt === prev.attempt && a.frames[0]!.index > prev.frames[0]!.index))
+    if (
+      !prev ||
+      a.attempt > prev.attempt ||
+      (a.attempt === prev.attempt && a.frames[0]!.index > prev.frames[0]!.index)
+    )
       finalOf.set(a.step, a);
   }
   const steps = [...finalOf.values()]

@@ -79,7 +79,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     }),
     ...createCommitActivities(booth),
     ...createRecorderActivities(recorder),
-    ...createForkActivities(recorder),
+    ...createForkActivities(recorder, booth),
     ...createBreakerActivities(),
   };
   return Worker.create({

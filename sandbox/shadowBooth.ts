@@ -9,7 +9,7 @@ import path from 'node:path';
 import { crossRealmError, JukeboxError } from '../errors';
 import { currentActivityTape } from '../recorder/activityTape';
 import type { FaultHook } from './commit';
-import { atomicWrite, atomicWriteJson, isCode, sha256 } from './durable';
+import { atomicWrite, atomicWriteJson, isCode, lstatOrNull, sha256 } from './durable';
 import type { Base } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
 import { McpEscrow } from './mcp/escrow';
@@ -227,7 +227,10 @@ export class ShadowBooth {
    */
   readonly shell = {
     run: async (command: string | string[], options: ShellRunOptions): Promise<ShellResult> => {
-      const result = await new StagedShell(this.files.workspace, this.runtime.config.shell).run(command, options);
+      const result = await new StagedShell(this.files.workspace, this.runtime.config.shell).run(
+        command,
+        options,
+      );
       for (const change of result.changes) await this.files.recordChange(change);
       return result;
     },
@@ -246,11 +249,17 @@ export class ShadowBooth {
     return this.runtime.sqlOptions !== null;
   }
 
+  /** Whether this run has touched the database; opening it untouched would snapshot it for nothing. */
+  private async sqlInUse(): Promise<boolean> {
+    if (!this.hasSql) return false;
+    return this.sqlPart !== null || (await lstatOrNull(path.join(this.dir, 'sql'))) !== null;
+  }
+
   /** Everything staged, as verifiers and gates see it. */
   async changeSet(): Promise<BoothChangeSet> {
     return {
       files: await this.files.changes(),
-      sql: this.hasSql ? await (await this.sql()).writeSet() : null,
+      sql: (await this.sqlInUse()) ? await (await this.sql()).writeSet() : null,
       mcp: await this.mcp.calls(),
     };
   }
@@ -352,7 +361,7 @@ export class ShadowBooth {
   // ── sql and mcp ────────────────────────────────────────────────────────────────────────────────────────
 
   async commitSql(): Promise<SqlCommitResult | null> {
-    if (!this.hasSql) return null;
+    if (!(await this.sqlInUse())) return null;
     await this.runtime.faultPoint('sql:before-commit');
     const result = await (await this.sql()).commit();
     await this.runtime.faultPoint('sql:committed');
@@ -379,7 +388,7 @@ export class ShadowBooth {
     const ws = this.files.workspace;
     await ws.recover();
     await ws.discard();
-    if (this.hasSql) await (await this.sql()).discard();
+    if (await this.sqlInUse()) await (await this.sql()).discard();
     await this.mcp.discard();
     await this.removeStaging();
   }

@@ -10,7 +10,7 @@ import type { Change } from './stagedWorkspace';
 /** Everything a run has staged, as the gates see it. */
 export interface BoothChangeSet {
   files: Change[];
-  /** The SQL write set (`StagedSql.writeSet()`), or null when the booth has no database. */
+  /** The SQL write set (`StagedSql.writeSet()`), or null when the run staged no SQL (or the booth has no database). */
   sql: unknown;
   mcp: EscrowedCall[];
 }

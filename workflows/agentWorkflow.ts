@@ -9,10 +9,11 @@ import {
 } from '@temporalio/workflow';
 import type { StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
-import type { ForkActivities } from '../fork/activities';
-import { forkedRun } from '../fork/forkedRun';
 import { toApplicationFailure } from '../errors/applicationFailure';
 import { JukeboxError } from '../errors/JukeboxError';
+import type { ForkActivities } from '../fork/activities';
+import { forkedRun } from '../fork/forkedRun';
+import { llmRequestForm, toolCallForm } from '../fork/requestDigest';
 import type { LlmResponse } from '../llm/types';
 import type { RecorderActivities } from '../recorder/activities';
 import type { Observation, RecordOutcomeInput } from '../recorder/observations';
@@ -99,7 +100,11 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
 
     // A fork answers its steps before the fork point from the parent tape (fork/forkedRun.ts); a run that is not
     // a fork gets pass-throughs. The run's input rides on its first step so the tape holds what replay needs.
-    const lineage = await forkedRun(o.fork, proxyActivities<ForkActivities>({ startToCloseTimeout: 60_000 }), input);
+    const lineage = await forkedRun(
+      o.fork,
+      proxyActivities<ForkActivities>({ startToCloseTimeout: 60_000 }),
+      input,
+    );
 
     const booth = boothSaga(o);
     const ctx: AgentContext = {
@@ -110,18 +115,29 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       runId: info.runId,
       async llm(request) {
         const step = started++;
-        const response = await activities.llmStep({
-          step,
-          request: lineage.request(step, request),
-          ...lineage.stepInput(step),
-          ...takeObservations(),
-        });
+        const sent = lineage.request(step, request);
+        const response =
+          (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
+          (await activities.llmStep({
+            step,
+            request: sent,
+            ...lineage.stepInput(step),
+            ...takeObservations(),
+          }));
         steps.push(summarizeLlm(step, response));
         return response;
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;
-        const result = await activities.toolStep({ step, name, args, ...lineage.stepInput(step), ...takeObservations() });
+        const result =
+          lineage.answer(step, toolCallForm(name, args)) ??
+          (await activities.toolStep({
+            step,
+            name,
+            args,
+            ...lineage.stepInput(step),
+            ...takeObservations(),
+          }));
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
         return result as T;
       },

@@ -35,7 +35,10 @@ type Exchange = { url: string; body: string; status: number; headers: Record<str
 
 /** Runs the agent directly (no Temporal) against `url`, as a peer that needs its HTTP answered. */
 async function runDirect(url: string) {
-  const ctx = createDirectContext({ llm: new LlmClient(localEndpoints(url)), tools: new ToolRegistry(researchTools) });
+  const ctx = createDirectContext({
+    llm: new LlmClient(localEndpoints(url)),
+    tools: new ToolRegistry(researchTools),
+  });
   return researchAgent.run(ctx, INPUT);
 }
 
@@ -50,7 +53,12 @@ async function captureExchanges(url: string): Promise<Exchange[]> {
     res.headers.forEach((v, k) => {
       headers[k] = v;
     });
-    exchanges.push({ url: String(input instanceof Request ? input.url : input), body, status: res.status, headers });
+    exchanges.push({
+      url: String(input instanceof Request ? input.url : input),
+      body,
+      status: res.status,
+      headers,
+    });
     return new Response(body, { status: res.status, headers: res.headers });
   };
   try {
@@ -100,13 +108,24 @@ export const replaySuite: BenchSuite = {
         let tapeFile = '';
         const live = await timeRuns(3, async () => {
           model.loadScript(script());
-          const h = await startAgent('researchAgent', INPUT, { connection, namespace: config.namespace, taskQueue });
+          const h = await startAgent('researchAgent', INPUT, {
+            connection,
+            namespace: config.namespace,
+            taskQueue,
+          });
           await h.result();
           tapeFile = (await captureRunHistory(h, tapeDir)).tapeFile;
         });
         const forks = await timeRuns(3, async () => {
           model.loadScript(script());
-          const f = await forkRun({ parentTape: tapeFile, atStep: FORK_AT, connection, namespace: config.namespace, taskQueue, tapeDir });
+          const f = await forkRun({
+            parentTape: tapeFile,
+            atStep: FORK_AT,
+            connection,
+            namespace: config.namespace,
+            taskQueue,
+            tapeDir,
+          });
           if (f.error) throw new Error(`fork failed: ${f.error}`);
         });
         return { tapeFile, liveMs: median(live), forkMs: median(forks) };
@@ -124,9 +143,11 @@ export const replaySuite: BenchSuite = {
         if (r.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(r.divergence)}`);
       }
       const replayMs = (performance.now() - t0) / replayRuns;
-      const withRead = median(await timeRuns(50, async () => {
-        await replayTape(tapeFile, { agent: researchAgent as never });
-      }));
+      const withRead = median(
+        await timeRuns(50, async () => {
+          await replayTape(tapeFile, { agent: researchAgent as never });
+        }),
+      );
 
       // Peers: the same agent re-run with its recorded HTTP exchanges replayed. A fresh model server: the
       // worker's pooled keep-alive sockets to the first one may have been closed under it by now.
@@ -164,7 +185,11 @@ export const replaySuite: BenchSuite = {
       await peerModel.close(); // from here on a request that is not replayed fails
       const pollyMs = median(
         await timeRuns(10, async () => {
-          const polly = new Polly('replay-bench', { ...pollyOptions, mode: 'replay', recordIfMissing: false });
+          const polly = new Polly('replay-bench', {
+            ...pollyOptions,
+            mode: 'replay',
+            recordIfMissing: false,
+          });
           try {
             await runDirect(peerModel.url);
           } finally {
@@ -186,13 +211,66 @@ export const replaySuite: BenchSuite = {
       const jbxTemporalMs = processMs(['replay', '--temporal', tapeFile, '--json'], 2);
 
       return [
-        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'Polly.js replaying the same run’s HTTP', pollyMs, `${exchanges.length} exchanges; target <= 0.1 ms, ratio <= 0.05`),
-        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'nock replaying the same run’s HTTP', nockMs, 'target ratio <= 0.05'),
-        result(`in-process replay, ${steps}-step tape`, replayMs, 'ms', 'Worker.runReplayHistory, same run', temporalMs),
-        result(`in-process replay incl. reading the tape`, withRead, 'ms', 'Worker.runReplayHistory, same run', temporalMs),
-        result('jbx replay process (--skip-code-check)', jbxMs, 'ms', 'jbx replay --temporal process', jbxTemporalMs),
-        result('jbx replay process (with code-hash check)', jbxCheckedMs, 'ms', 'jbx replay --temporal process', jbxTemporalMs),
-        result(`fork at step ${FORK_AT} of ${steps}, to completion`, measured.forkMs, 'ms', `re-running the run live (${FORK_AT} steps + the rest)`, measured.liveMs, 'local model server: no model latency'),
+        result(
+          `in-process replay, ${steps}-step tape`,
+          replayMs,
+          'ms',
+          'Polly.js replaying the same run’s HTTP',
+          pollyMs,
+          `${exchanges.length} exchanges; target <= 0.1 ms, ratio <= 0.05`,
+        ),
+        result(
+          `in-process replay, ${steps}-step tape`,
+          replayMs,
+          'ms',
+          'nock replaying the same run’s HTTP',
+          nockMs,
+          'target ratio <= 0.05',
+        ),
+        result(
+          'in-process replay, per step',
+          replayMs / steps,
+          'ms',
+          'Polly.js, per recorded HTTP exchange',
+          pollyMs / exchanges.length,
+          'target <= 0.1 ms',
+        ),
+        result(
+          `in-process replay, ${steps}-step tape`,
+          replayMs,
+          'ms',
+          'Worker.runReplayHistory, same run',
+          temporalMs,
+        ),
+        result(
+          `in-process replay incl. reading the tape`,
+          withRead,
+          'ms',
+          'Worker.runReplayHistory, same run',
+          temporalMs,
+        ),
+        result(
+          'jbx replay process (--skip-code-check)',
+          jbxMs,
+          'ms',
+          'jbx replay --temporal process',
+          jbxTemporalMs,
+        ),
+        result(
+          'jbx replay process (with code-hash check)',
+          jbxCheckedMs,
+          'ms',
+          'jbx replay --temporal process',
+          jbxTemporalMs,
+        ),
+        result(
+          `fork at step ${FORK_AT} of ${steps}, to completion`,
+          measured.forkMs,
+          'ms',
+          `re-running the run live (${FORK_AT} steps + the rest)`,
+          measured.liveMs,
+          'local model server: no model latency',
+        ),
       ];
     } finally {
       await connection.close();

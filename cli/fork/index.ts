@@ -5,7 +5,14 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { temporalConfigFromEnv } from '../../devserver/config';
-import { type ForkOverrides, ForkRequestError, forkRun, PROVIDERS, startFork, validateFork } from '../../fork';
+import {
+  type ForkOverrides,
+  ForkRequestError,
+  forkRun,
+  PROVIDERS,
+  startFork,
+  validateFork,
+} from '../../fork';
 import type { Provider } from '../../llm/types';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { checkAgentCode, describeCodeCheck, loadProjectConfig, locateAgent } from '../../replay';
@@ -34,12 +41,17 @@ export function parseSets(raw: unknown): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   for (const item of list as string[]) {
     const eq = item.indexOf('=');
-    if (eq <= 0) throw usageError(`--set needs PATH=VALUE (e.g. --set temperature=0.2), got ${JSON.stringify(item)}`);
+    if (eq <= 0)
+      throw usageError(`--set needs PATH=VALUE (e.g. --set temperature=0.2), got ${JSON.stringify(item)}`);
     const key = item.slice(0, eq);
     if (!/^[A-Za-z_][\w]*(\.[\w]+)*$/.test(key))
-      throw usageError(`--set path ${JSON.stringify(key)} must be dotted field names, e.g. temperature or messages.0.content`);
+      throw usageError(
+        `--set path ${JSON.stringify(key)} must be dotted field names, e.g. temperature or messages.0.content`,
+      );
     if (/^(provider|model|system)$/.test(key))
-      throw usageError(`--set ${key}=... : use --${key === 'system' ? 'system-prompt' : key} instead, which is validated`);
+      throw usageError(
+        `--set ${key}=... : use --${key === 'system' ? 'system-prompt' : key} instead, which is validated`,
+      );
     const text = item.slice(eq + 1);
     try {
       out[key] = JSON.parse(text);
@@ -58,7 +70,8 @@ function systemPrompt(arg: unknown): string | undefined {
 
 export const forkCommand: CommandSpec = {
   name: 'fork',
-  summary: 'fork a recorded run at a step: earlier steps from the tape, later ones live with a new model/prompt',
+  summary:
+    'fork a recorded run at a step: earlier steps from the tape, later ones live with a new model/prompt',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
@@ -78,11 +91,14 @@ export const forkCommand: CommandSpec = {
     const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
     const atStep = integer(flags.at, 'at');
     const atFrame = integer(flags['at-frame'], 'at-frame');
-    if (atStep === undefined && atFrame === undefined) throw usageError(`say where to fork: --at STEP or --at-frame N\nusage: ${USAGE}`);
+    if (atStep === undefined && atFrame === undefined)
+      throw usageError(`say where to fork: --at STEP or --at-frame N\nusage: ${USAGE}`);
     const overrides: ForkOverrides = {};
     if (typeof flags.provider === 'string') {
       if (!PROVIDERS.includes(flags.provider as Provider))
-        throw usageError(`unknown provider ${JSON.stringify(flags.provider)}; use one of ${PROVIDERS.join(', ')}`);
+        throw usageError(
+          `unknown provider ${JSON.stringify(flags.provider)}; use one of ${PROVIDERS.join(', ')}`,
+        );
       overrides.provider = flags.provider as Provider;
     }
     if (typeof flags.model === 'string') overrides.model = flags.model;
@@ -103,7 +119,11 @@ export const forkCommand: CommandSpec = {
       validateFork(request, parent);
       await locateAgent(parent.tape.header.workflowType, config);
       if (!flags['skip-code-check']) {
-        const code = await checkAgentCode(config, parent.tape.header, await bundleAgentWorkflows(config.workflows));
+        const code = await checkAgentCode(
+          config,
+          parent.tape.header,
+          await bundleAgentWorkflows(config.workflows),
+        );
         if (!code.matches)
           out.info(
             `${describeCodeCheck(code)}\nthe fork goes ahead: a step before the fork point whose request changed fails the fork with FORK_INHERITED_STEP_DIVERGED`,
@@ -127,7 +147,9 @@ export const forkCommand: CommandSpec = {
           });
           return;
         }
-        out.info(`forking ${file} at step ${atStep ?? `frame ${atFrame}`}; waiting for the fork to finish (a worker must poll its task queue)`);
+        out.info(
+          `forking ${file} at step ${atStep ?? `frame ${atFrame}`}; waiting for the fork to finish (a worker must poll its task queue)`,
+        );
         const f = await forkRun({ ...options, tapeDir: tapeDirFromEnv() });
         const inherited = f.fork.forkStep;
         const human = [

@@ -63,7 +63,11 @@ async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
     const history = await client.workflow.getHandle(h.workflowId, h.runId).fetchHistory();
     await storeHistory(file, history, { workflowId: h.workflowId, runId: h.runId });
   } catch (err) {
-    throw new HistoryMissingError(file, `and fetching it from ${config.address} failed: ${(err as Error).message}`, err);
+    throw new HistoryMissingError(
+      file,
+      `and fetching it from ${config.address} failed: ${(err as Error).message}`,
+      err,
+    );
   } finally {
     await connection?.close();
   }
@@ -71,7 +75,8 @@ async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
 
 export const replayCommand: CommandSpec = {
   name: 'replay',
-  summary: 'replay a tape offline against the current agent code (divergence audit); --temporal: determinism check',
+  summary:
+    'replay a tape offline against the current agent code (divergence audit); --temporal: determinism check',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
@@ -88,7 +93,9 @@ export const replayCommand: CommandSpec = {
       if (flags.temporal) {
         // The replayer logs through the worker runtime; stdout is reserved for the result (--json).
         Runtime.install({
-          logger: new DefaultLogger('WARN', (e) => process.stderr.write(`temporal ${e.level}: ${e.message}\n`)),
+          logger: new DefaultLogger('WARN', (e) =>
+            process.stderr.write(`temporal ${e.level}: ${e.message}\n`),
+          ),
           telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
         });
         if (!hasStoredHistory(file)) {
@@ -103,13 +110,20 @@ export const replayCommand: CommandSpec = {
           report,
         );
         if (!report.deterministic)
-          throw new ExitError(ExitCode.failed, `the current workflow code is not deterministic against ${file}'s history`);
+          throw new ExitError(
+            ExitCode.failed,
+            `the current workflow code is not deterministic against ${file}'s history`,
+          );
         return;
       }
       const located = await locateAgent(timeline.tape.header.workflowType, config);
       let code: CodeCheck | null = null;
       if (!flags['skip-code-check']) {
-        code = await checkAgentCode(config, timeline.tape.header, await bundleAgentWorkflows(config.workflows));
+        code = await checkAgentCode(
+          config,
+          timeline.tape.header,
+          await bundleAgentWorkflows(config.workflows),
+        );
         if (!code.matches) out.info(describeCodeCheck(code));
       }
       const report = await replayTape(file, { agent: located.agent, timeline });
@@ -124,7 +138,9 @@ export const replayCommand: CommandSpec = {
         throw new ExitError(
           ExitCode.failed,
           `replay diverged at step ${d.step} (frame ${d.frame}, ${d.kind}): ${d.fields.join(', ')}` +
-            (code && !code.matches ? ' (the agent code changed since the recording; see the warning above)' : ''),
+            (code && !code.matches
+              ? ' (the agent code changed since the recording; see the warning above)'
+              : ''),
         );
       }
     } catch (err) {

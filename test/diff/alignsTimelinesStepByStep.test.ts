@@ -4,7 +4,13 @@ import { readTimeline } from '../../replay';
 import { runJbx } from '../replay/jbx';
 import { recordRunAndFork } from './forkedTimelines';
 
-const view = (step: number, kind: 'llm' | 'tool', name: string, output: string, prompt?: string): StepView => ({
+const view = (
+  step: number,
+  kind: 'llm' | 'tool',
+  name: string,
+  output: string,
+  prompt?: string,
+): StepView => ({
   step,
   kind,
   name,
@@ -46,8 +52,16 @@ describe('jbx diff: two timelines aligned step by step', () => {
     const changed = d.rows[4]!;
     expect(changed.differences.map((x) => x.field)).toEqual(expect.arrayContaining(['model', 'output']));
     expect(changed.differences.map((x) => x.field)).not.toContain('prompt');
-    expect(changed.differences.find((x) => x.field === 'model')).toEqual({ field: 'model', a: 'gpt-4o-mini', b: 'gpt-4o' });
-    expect(d.rows[5]!.b).toMatchObject({ kind: 'tool', name: 'lookup_fact', args: { topic: 'earth radius km' } });
+    expect(changed.differences.find((x) => x.field === 'model')).toEqual({
+      field: 'model',
+      a: 'gpt-4o-mini',
+      b: 'gpt-4o',
+    });
+    expect(d.rows[5]!.b).toMatchObject({
+      kind: 'tool',
+      name: 'lookup_fact',
+      args: { topic: 'earth radius km' },
+    });
     // Summary: steps, tokens, cost, outcome of each side, and the fork's lineage.
     expect(d.a.outcome).toBe('completed');
     expect(d.b).toMatchObject({ outcome: 'completed', parent: { forkStep: 4 } });
@@ -55,7 +69,12 @@ describe('jbx diff: two timelines aligned step by step', () => {
   });
 
   it('a removed step shows as only-in-A and the rest still pairs up', () => {
-    const a = [view(0, 'llm', 'm', 'x', 'q'), view(1, 'tool', 'lookup', 'r1'), view(2, 'llm', 'm', 'y', 'r1'), view(3, 'tool', 'calc', '9')];
+    const a = [
+      view(0, 'llm', 'm', 'x', 'q'),
+      view(1, 'tool', 'lookup', 'r1'),
+      view(2, 'llm', 'm', 'y', 'r1'),
+      view(3, 'tool', 'calc', '9'),
+    ];
     const b = [view(0, 'llm', 'm', 'x', 'q'), view(1, 'tool', 'calc', '9')];
     const rows = alignSteps(a, b);
     expect(rows.map((r) => r.status)).toEqual(['same', 'removed', 'removed', 'same']);

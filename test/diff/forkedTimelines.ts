@@ -1,5 +1,5 @@
-import { type ModelScript } from '../../modelserver';
 import { forkRun } from '../../fork';
+import type { ModelScript } from '../../modelserver';
 import { QUESTION, recordingSetup, SAMPLE_SCRIPT } from '../replay/recordedRun';
 
 /**
@@ -12,7 +12,10 @@ export const DETOUR_SCRIPT: ModelScript = {
     {
       id: 'gpt-4o-detour',
       match: { model: 'gpt-4o', toolResult: '40075' },
-      reply: { text: 'Let me check the radius too.', toolCalls: [{ name: 'lookup_fact', arguments: { topic: 'earth radius km' } }] },
+      reply: {
+        text: 'Let me check the radius too.',
+        toolCalls: [{ name: 'lookup_fact', arguments: { topic: 'earth radius km' } }],
+      },
       repeat: true,
     },
     {

@@ -18,7 +18,7 @@ const ARGS = [
   '--disable-sync',
 ];
 /** Kept after the run so a person can look at it. */
-export const SCREENSHOT = path.join(os.tmpdir(), 'jbx-diff-page.png');
+const SCREENSHOT = path.join(os.tmpdir(), 'jbx-diff-page.png');
 
 describe('jbx diff --html: one self-contained page, checked in real headless Chromium', () => {
   let recorded: Awaited<ReturnType<typeof recordRunAndFork>>;
@@ -37,12 +37,15 @@ describe('jbx diff --html: one self-contained page, checked in real headless Chr
   it('shows both timelines side by side with the first divergence highlighted, and loads nothing else', async () => {
     const html = readFileSync(page, 'utf8');
     expect(html).not.toMatch(/<script|<link|src=|url\(/i);
-    const context = await chromium.launchPersistentContext(mkdtempSync(path.join(os.tmpdir(), 'jbx-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1400, height: 1000 },
-    });
+    const context = await chromium.launchPersistentContext(
+      mkdtempSync(path.join(os.tmpdir(), 'jbx-chromium-')),
+      {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: ARGS,
+        viewport: { width: 1400, height: 1000 },
+      },
+    );
     try {
       const tab = await context.newPage();
       const requests: string[] = [];
@@ -62,7 +65,10 @@ describe('jbx diff --html: one self-contained page, checked in real headless Chr
       expect(await first.getAttribute('class')).toMatch(/\bchanged\b.*\bfirst\b/);
       // The first divergence is the fifth aligned row, visibly marked in red above it.
       expect(await tab.locator('tbody tr.row').nth(4).getAttribute('id')).toBe('first-divergence');
-      const border = await first.locator('td').first().evaluate((td) => td.ownerDocument.defaultView!.getComputedStyle(td).borderTopColor);
+      const border = await first
+        .locator('td')
+        .first()
+        .evaluate((td) => td.ownerDocument.defaultView!.getComputedStyle(td).borderTopColor);
       expect(border).toBe('rgb(207, 34, 46)');
       expect(await tab.locator('tr.divider').textContent()).toMatch(/first divergence/);
       // Changed fields are highlighted on both sides; the two columns sit side by side.

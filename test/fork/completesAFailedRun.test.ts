@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diffTimelines } from '../../diff';
 import type { ModelScript } from '../../modelserver';
 import { readTimeline } from '../../replay';
 import { blake3 } from '../../tape';
@@ -32,7 +33,12 @@ const FLAKY_PROMPT_SCRIPT: ModelScript = {
       reply: { toolCalls: [{ name: 'lookup_fact', arguments: { topic: 'earth circumference km' } }] },
       repeat: true,
     },
-    { id: 'answer', match: { toolResult: '9.59' }, reply: { text: 'About 9.6 times around the Earth.' }, repeat: true },
+    {
+      id: 'answer',
+      match: { toolResult: '9.59' },
+      reply: { text: 'About 9.6 times around the Earth.' },
+      repeat: true,
+    },
     {
       id: 'look-up-moon',
       reply: { toolCalls: [{ name: 'lookup_fact', arguments: { topic: 'moon distance km' } }] },
@@ -67,11 +73,24 @@ describe('resuming a failed run by forking it', () => {
     const before = hashOf(failed);
 
     setup.model.loadScript(FLAKY_PROMPT_SCRIPT);
-    const r = await jbx(['fork', failed, '--at', '4', '--set', `messages.0.content=${FIXED}`, '--task-queue', setup.env.taskQueue, '--json']);
+    const r = await jbx([
+      'fork',
+      failed,
+      '--at',
+      '4',
+      '--set',
+      `messages.0.content=${FIXED}`,
+      '--task-queue',
+      setup.env.taskQueue,
+      '--json',
+    ]);
     expect(r.stderr).not.toMatch(/warning/);
     expect(r.code).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ status: 'completed', output: { answer: 'About 9.6 times around the Earth.', turns: 4 } });
+    expect(out).toMatchObject({
+      status: 'completed',
+      output: { answer: 'About 9.6 times around the Earth.', turns: 4 },
+    });
     expect(out.workflowId).toMatch(new RegExp(`^${parent.tape.header.workflowId}\\.fork-4-`));
     // Only steps 4 and 6 asked the model; 0 and 2 came from the failed run's tape.
     expect(setup.model.requestCount()).toBe(2);
@@ -80,9 +99,17 @@ describe('resuming a failed run by forking it', () => {
     expect(fork.outcome?.status).toBe('completed');
     expect(fork.tape.header.parent?.forkStep).toBe(4);
     expect(fork.steps[5]!.output).toBe(String(384400 / 40075));
-    expect((fork.steps[4]!.request?.messages[0] as { content: string }).content).toBe(FIXED);
-    expect((fork.steps[2]!.request?.messages[0] as { content: string }).content).toBe(QUESTION);
+    expect((fork.steps[4]!.request!.messages[0] as { content: string }).content).toBe(FIXED);
+    expect((fork.steps[2]!.request!.messages[0] as { content: string }).content).toBe(QUESTION);
     expect(hashOf(failed)).toBe(before);
+
+    // The diff names the rewritten question, though the step's last message (the 40075 result) is unchanged.
+    const d = diffTimelines(parent, fork);
+    expect(d.firstDivergence).toBe(4);
+    expect(d.rows[4]!.differences.find((x) => x.field === 'messages')).toMatchObject({
+      a: expect.stringMatching(/^messages\[0\]\.content: …/),
+      b: expect.stringMatching(/Write arithmetic with digits only\.$/),
+    });
   });
 
   it('refuses bad forks with a clear message and a non-zero exit, leaving the parent tape untouched', async () => {
@@ -95,7 +122,11 @@ describe('resuming a failed run by forking it', () => {
     const inside = parent.steps[2]!.requestFrame;
     const frame = await jbx(['fork', failed, '--at-frame', String(inside)]);
     expect(frame.code).toBe(2);
-    expect(frame.stderr).toMatch(new RegExp(`frame ${inside} \\(llm\\.request\\) is inside step 2, which starts at frame ${parent.steps[2]!.firstFrame}`));
+    expect(frame.stderr).toMatch(
+      new RegExp(
+        `frame ${inside} \\(llm\\.request\\) is inside step 2, which starts at frame ${parent.steps[2]!.firstFrame}`,
+      ),
+    );
     const boundary = await jbx(['fork', failed, '--at-frame', String(parent.tape.frames.length + 5)]);
     expect(boundary.code).toBe(2);
     expect(boundary.stderr).toMatch(/past the end/);
@@ -128,11 +159,27 @@ describe('resuming a failed run by forking it', () => {
     const fixtures = path.join(__dirname, '../replay/fixtures');
     writeFileSync(
       path.join(folder, 'jukebox.config.json'),
-      JSON.stringify({ agents: [path.join(fixtures, 'changedAgent.ts')], workflows: path.join(fixtures, 'changedWorkflows.ts') }),
+      JSON.stringify({
+        agents: [path.join(fixtures, 'changedAgent.ts')],
+        workflows: path.join(fixtures, 'changedWorkflows.ts'),
+      }),
     );
     setup.model.loadScript(FLAKY_PROMPT_SCRIPT);
-    const r = await jbx(['fork', failed, '--at', '4', '--set', `messages.0.content=${FIXED}`, '--project', folder, '--task-queue', setup.env.taskQueue]);
-    expect(r.stderr).toMatch(/warning: the agent code changed since this tape was recorded \(tape blake3:\w+, now blake3:\w+\)/);
+    const r = await jbx([
+      'fork',
+      failed,
+      '--at',
+      '4',
+      '--set',
+      `messages.0.content=${FIXED}`,
+      '--project',
+      folder,
+      '--task-queue',
+      setup.env.taskQueue,
+    ]);
+    expect(r.stderr).toMatch(
+      /warning: the agent code changed since this tape was recorded \(tape blake3:\w+, now blake3:\w+\)/,
+    );
     expect(r.stderr).toMatch(/the fork goes ahead/);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/completed/);

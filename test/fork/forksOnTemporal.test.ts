@@ -21,7 +21,11 @@ describe('a fork on Temporal: steps before the fork point from the parent tape, 
     await setup?.close();
   });
 
-  const fork = (parentTape: string, atStep: number, overrides: Parameters<typeof forkRun>[0]['overrides']) => {
+  const fork = (
+    parentTape: string,
+    atStep: number,
+    overrides: Parameters<typeof forkRun>[0]['overrides'],
+  ) => {
     setup.model.loadScript(SAMPLE_SCRIPT); // resets the request count
     return forkRun({
       parentTape,
@@ -46,11 +50,23 @@ describe('a fork on Temporal: steps before the fork point from the parent tape, 
 
     expect(verifyTape(f.tapeFile)).toMatchObject({ ok: true, sealed: true });
     const t = readTimeline(f.tapeFile);
-    expect(t.tape.header.parent).toEqual({ tapeId: p.tape.header.tapeId, tapeHash: inheritedChain(p, 4), forkStep: 4 });
+    expect(t.tape.header.parent).toEqual({
+      tapeId: p.tape.header.tapeId,
+      tapeHash: inheritedChain(p, 4),
+      forkStep: 4,
+    });
     expect(t.tape.header.meta).toMatchObject({ fork: { overrides: { model: 'gpt-4o' } } });
     // The fork's own tape holds every step, inherited ones included, with the same requests and responses.
     expect(t.steps.map((s) => s.kind)).toEqual(['llm', 'tool', 'llm', 'tool', 'llm', 'tool', 'llm']);
-    expect(t.steps.map((s) => s.request?.model)).toEqual(['gpt-4o-mini', undefined, 'gpt-4o-mini', undefined, 'gpt-4o', undefined, 'gpt-4o']);
+    expect(t.steps.map((s) => s.request?.model)).toEqual([
+      'gpt-4o-mini',
+      undefined,
+      'gpt-4o-mini',
+      undefined,
+      'gpt-4o',
+      undefined,
+      'gpt-4o',
+    ]);
     for (const i of [0, 1, 2, 3]) {
       expect(t.steps[i]!.response).toEqual(p.steps[i]!.response);
       expect(t.steps[i]!.output).toEqual(p.steps[i]!.output);
@@ -74,7 +90,11 @@ describe('a fork on Temporal: steps before the fork point from the parent tape, 
     expect(setup.model.requestCount()).toBe(1); // only step 6
     const c = readTimeline(child.tapeFile);
     const g = readTimeline(grandchild.tapeFile);
-    expect(g.tape.header.parent).toEqual({ tapeId: c.tape.header.tapeId, tapeHash: inheritedChain(c, 6), forkStep: 6 });
+    expect(g.tape.header.parent).toEqual({
+      tapeId: c.tape.header.tapeId,
+      tapeHash: inheritedChain(c, 6),
+      forkStep: 6,
+    });
     // Step 4 came from the child's live gpt-4o step; step 6 carries the new system prompt on the child's model.
     expect(g.steps[4]!.request?.model).toBe('gpt-4o');
     expect(g.steps[6]!.request).toMatchObject({ model: 'gpt-4o', system: 'Answer in one sentence.' });
@@ -102,10 +122,17 @@ describe('a fork on Temporal: steps before the fork point from the parent tape, 
     const handle = await client.workflow.start('researchAgent', {
       taskQueue: setup.env.taskQueue,
       workflowId: `${started.workflowId}-changed-input`,
-      args: [{ question: 'A different question about the Moon?' }, { maximumAttempts: 3, fork: started.fork }],
+      args: [
+        { question: 'A different question about the Moon?' },
+        { maximumAttempts: 3, fork: started.fork },
+      ],
     });
-    const err = (await handle.result().catch((e: unknown) => e)) as { cause?: { cause?: { message?: string; type?: string } } };
+    const err = (await handle.result().catch((e: unknown) => e)) as {
+      cause?: { cause?: { message?: string; type?: string } };
+    };
     expect(err.cause?.cause?.type).toBe('ForkDivergenceError');
-    expect(err.cause?.cause?.message).toMatch(/step 0 comes before the fork point, but its request differs .*messages\[0\]\.content/);
+    expect(err.cause?.cause?.message).toMatch(
+      /step 0 comes before the fork point, but its request differs .*messages\[0\]\.content/,
+    );
   });
 });

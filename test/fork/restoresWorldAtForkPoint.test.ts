@@ -6,9 +6,9 @@ import { restoreWorld } from '../../fork';
 import { TapeRecorder } from '../../recorder';
 import { runWithActivityTape } from '../../recorder/activityTape';
 import { readTimeline } from '../../replay';
+import { StagedWorkspace } from '../../sandbox';
 import { BoothFiles } from '../../sandbox/shadowBooth';
 import { StagedSql } from '../../sandbox/sql';
-import { StagedWorkspace } from '../../sandbox';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'jbx-fork-world-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -30,10 +30,18 @@ describe('a fork starts from the world as it was at its fork frame', () => {
     writeFileSync(path.join(root, 'notes.txt'), 'v1 on disk');
     const db = path.join(tmp, 'app.sqlite');
     writeFileSync(db, ''); // an empty file is an empty SQLite database
-    const rec = new TapeRecorder({ dir: path.join(tmp, 'tapes'), fsync: 'none', agentCodeHash: 'blake3:test' });
+    const rec = new TapeRecorder({
+      dir: path.join(tmp, 'tapes'),
+      fsync: 'none',
+      agentCodeHash: 'blake3:test',
+    });
     const ws = await StagedWorkspace.open({ root, stagingDir: path.join(tmp, 'parent-staging', 'files') });
     const files = new BoothFiles(ws);
-    const sql = await StagedSql.open({ client: 'sqlite3', connection: db, stagingDir: path.join(tmp, 'parent-staging', 'sql') });
+    const sql = await StagedSql.open({
+      client: 'sqlite3',
+      connection: db,
+      stagingDir: path.join(tmp, 'parent-staging', 'sql'),
+    });
 
     // The parent run: step 0 creates a table and writes two files, step 1 rewrites one and adds a row.
     const step = async (n: number, work: () => Promise<void>) => {
@@ -71,9 +79,15 @@ describe('a fork starts from the world as it was at its fork frame', () => {
     const restoreAt = async (forkStep: number) => {
       const dir = path.join(tmp, `fork-at-${forkStep}`);
       const forkFiles = await StagedWorkspace.open({ root, stagingDir: path.join(dir, 'files') });
-      const forkSql = await StagedSql.open({ client: 'sqlite3', connection: db, stagingDir: path.join(dir, 'sql') });
+      const forkSql = await StagedSql.open({
+        client: 'sqlite3',
+        connection: db,
+        stagingDir: path.join(dir, 'sql'),
+      });
       const report = await restoreWorld(t, forkStep, { files: forkFiles, sql: forkSql });
-      const table = await forkSql.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'notes'");
+      const table = await forkSql.query(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'notes'",
+      );
       const rows = table.rows.length
         ? (await forkSql.query('SELECT body FROM notes ORDER BY id')).rows.map((r) => r.body)
         : null;

@@ -35,17 +35,27 @@ describe('jbx replay --temporal: Temporal determinism replay from the history st
     expect(toHex(blake3(readFileSync(file)))).toBe(car.hash);
     const { history } = loadStoredHistory(tape);
     expect(history.events?.length).toBe(car.eventCount);
-    expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('researchAgent');
+    expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe(
+      'researchAgent',
+    );
   });
 
   it('the current code replays deterministically (exit 0), through Worker.runReplayHistory', async () => {
     const r = await runJbx(['replay', '--temporal', tape, '--json'], { offline: true });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ deterministic: true, workflowId: expect.stringMatching(/^researchAgent-/) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      deterministic: true,
+      workflowId: expect.stringMatching(/^researchAgent-/),
+    });
   });
 
   it('a rewrite that issues different commands is not deterministic (exit 1)', async () => {
-    const folder = project(setup.tapeDir, 'reordered', path.join(FIXTURES, 'reorderedWorkflows.ts'), path.join(FIXTURES, 'reorderedAgent.ts'));
+    const folder = project(
+      setup.tapeDir,
+      'reordered',
+      path.join(FIXTURES, 'reorderedWorkflows.ts'),
+      path.join(FIXTURES, 'reorderedAgent.ts'),
+    );
     const r = await runJbx(['replay', '--temporal', tape, '--json', '--project', folder], { offline: true });
     expect(r.code).toBe(1);
     const json = JSON.parse(r.stdout);
@@ -54,10 +64,19 @@ describe('jbx replay --temporal: Temporal determinism replay from the history st
   });
 
   it('a prompt edit passes Temporal determinism but fails the offline divergence audit: the two checks answer different questions', async () => {
-    const folder = project(setup.tapeDir, 'changed', path.join(FIXTURES, 'changedWorkflows.ts'), path.join(FIXTURES, 'changedAgent.ts'));
-    const temporal = await runJbx(['replay', '--temporal', tape, '--json', '--project', folder], { offline: true });
+    const folder = project(
+      setup.tapeDir,
+      'changed',
+      path.join(FIXTURES, 'changedWorkflows.ts'),
+      path.join(FIXTURES, 'changedAgent.ts'),
+    );
+    const temporal = await runJbx(['replay', '--temporal', tape, '--json', '--project', folder], {
+      offline: true,
+    });
     expect(temporal.code).toBe(0);
-    const offline = await runJbx(['replay', tape, '--json', '--project', folder, '--skip-code-check'], { offline: true });
+    const offline = await runJbx(['replay', tape, '--json', '--project', folder, '--skip-code-check'], {
+      offline: true,
+    });
     expect(offline.code).toBe(1);
     expect(JSON.parse(offline.stdout).divergence.fields).toEqual(['system']);
   });

@@ -13,8 +13,13 @@ export interface JbxRun {
  * Runs the real `jbx` in a child process. `offline` puts it in a fresh network namespace (`unshare -n`: no
  * interface but a downed loopback), so any connection it tries, even to 127.0.0.1, fails with ENETUNREACH.
  */
-export function runJbx(args: string[], options: { offline?: boolean; cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const argv = options.offline ? ['unshare', '-n', process.execPath, BIN, ...args] : [process.execPath, BIN, ...args];
+export function runJbx(
+  args: string[],
+  options: { offline?: boolean; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+) {
+  const argv = options.offline
+    ? ['unshare', '-n', process.execPath, BIN, ...args]
+    : [process.execPath, BIN, ...args];
   return new Promise<JbxRun>((resolve, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: options.cwd ?? path.join(__dirname, '../..'),

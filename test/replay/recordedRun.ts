@@ -31,7 +31,9 @@ export const SAMPLE_SCRIPT: ModelScript = {
     {
       id: 'answer',
       match: { toolResult: '9.59' },
-      reply: { text: "The Moon is about 384,400 km away: roughly 9.6 trips around the Earth's equator (40,075 km)." },
+      reply: {
+        text: "The Moon is about 384,400 km away: roughly 9.6 trips around the Earth's equator (40,075 km).",
+      },
       repeat: true,
     },
     {
@@ -47,7 +49,9 @@ export const SAMPLE_SCRIPT: ModelScript = {
 export const QUESTION = 'How many times around the Earth is the distance to the Moon?';
 
 /** A model server, a worker recording into a temp folder, and a helper that runs an agent and keeps its history. */
-export async function recordingSetup(script: Parameters<typeof startModelServer>[0]['script'] = SAMPLE_SCRIPT) {
+export async function recordingSetup(
+  script: Parameters<typeof startModelServer>[0]['script'] = SAMPLE_SCRIPT,
+) {
   const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jbx-time-travel-'));
   const model: ModelServer = await startModelServer({ script });
   const env = await connectTestWorker({

@@ -69,11 +69,18 @@ describe('offline replay of a recorded run', () => {
     });
     const r = await runJbx(['replay', tape, '--json', '--project', folder], { offline: true });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/warning: the agent code changed since this tape was recorded \(tape blake3:[0-9a-f]+, now blake3:[0-9a-f]+\)/);
+    expect(r.stderr).toMatch(
+      /warning: the agent code changed since this tape was recorded \(tape blake3:[0-9a-f]+, now blake3:[0-9a-f]+\)/,
+    );
     const json = JSON.parse(r.stdout);
     const t = readTimeline(tape);
     expect(json.status).toBe('diverged');
-    expect(json.divergence).toMatchObject({ step: 0, kind: 'llm.request', frame: t.steps[0]!.requestFrame, fields: ['system'] });
+    expect(json.divergence).toMatchObject({
+      step: 0,
+      kind: 'llm.request',
+      frame: t.steps[0]!.requestFrame,
+      fields: ['system'],
+    });
     expect(json.divergence.expected.system).toMatch(/careful research assistant/);
     expect(json.divergence.actual.system).toBe('You are a research assistant. Be brief.');
     expect(r.stderr).toMatch(/replay diverged at step 0 \(frame \d+, llm\.request\): system/);
@@ -81,7 +88,9 @@ describe('offline replay of a recorded run', () => {
     const human = await runJbx(['replay', tape, '--project', folder, '--skip-code-check'], { offline: true });
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/DIVERGED at step 0, frame \d+ \(llm\.request\)/);
-    expect(human.stdout).toMatch(/system\s+"You are a careful research assistant.*"You are a research assistant\. Be brief\."/);
+    expect(human.stdout).toMatch(
+      /system\s+"You are a careful research assistant.*"You are a research assistant\. Be brief\."/,
+    );
   });
 
   it('a tool-first rewrite diverges on the kind of step 0', async () => {
@@ -89,7 +98,9 @@ describe('offline replay of a recorded run', () => {
       agents: [path.join(FIXTURES, 'reorderedAgent.ts')],
       workflows: path.join(FIXTURES, 'reorderedWorkflows.ts'),
     });
-    const r = await runJbx(['replay', tape, '--json', '--project', folder, '--skip-code-check'], { offline: true });
+    const r = await runJbx(['replay', tape, '--json', '--project', folder, '--skip-code-check'], {
+      offline: true,
+    });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout).divergence).toMatchObject({ step: 0, kind: 'llm.request', fields: ['kind'] });
   });
@@ -98,7 +109,9 @@ describe('offline replay of a recorded run', () => {
     const folder = project(setup.tapeDir, 'other', { agents: [path.join(FIXTURES, 'otherAgent.ts')] });
     const r = await runJbx(['replay', tape, '--project', folder, '--skip-code-check'], { offline: true });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/no agent named "researchAgent".*otherAgent\.ts.*agents found: greeterAgent.*jukebox\.config\.json/s);
+    expect(r.stderr).toMatch(
+      /no agent named "researchAgent".*otherAgent\.ts.*agents found: greeterAgent.*jukebox\.config\.json/s,
+    );
   });
 
   it('a missing tape is a usage error (2), a file that is not a tape is damaged (3)', async () => {

@@ -242,6 +242,28 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(fs.readdirSync(demo.staging)).toEqual([]);
   });
 
+  it('a real file changed behind the run fails the files part first: nothing of the run lands anywhere', async () => {
+    const stage = [
+      { tool: 'stage_file', args: { path: 'ledger.csv', content: 'rewritten by the run\n' } },
+      ...stageAll('C-1001').slice(1),
+      {
+        tool: 'tamper_real_file',
+        args: { root: demo.workspace, path: 'ledger.csv', content: 'a clerk was here\n' },
+      },
+    ];
+    const tablesBefore = await tablesDigest(demo);
+    const outboxBefore = (await fingerprint(demo)).outbox;
+    const { result, tape } = await run('boothAgent', { stage });
+    const cause = failure(result);
+    expect(cause.message).toContain('committing files failed');
+    expect(cause.message).toContain('CommitConflictError');
+    expect(fs.readFileSync(path.join(demo.workspace, 'ledger.csv'), 'utf8')).toMatch(/a clerk was here\n$/);
+    expect(await tablesDigest(demo)).toBe(tablesBefore);
+    expect((await fingerprint(demo)).outbox).toBe(outboxBefore);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+    expect(kinds(tape).slice(-2)).toEqual(['rollback:files:compensation', 'rollback:all']);
+  });
+
   it('a typed error thrown by the agent discards what it staged and records the rollback', async () => {
     const before = await fingerprint(demo);
     const { result, tape } = await run('boothAgent', { stage: stageAll('C-1001'), fail: true });
@@ -293,8 +315,7 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       'shell.exec',
       'fs.mutation',
       'commit:files',
-      // Nothing was staged there: the parts commit nothing and say so.
-      'commit:sql',
+      // No SQL was staged, so the database was never opened; the empty escrow commits nothing and says so.
       'commit:mcp',
       'commit:all',
     ]);
