@@ -18,10 +18,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Paths (`messages[2].content`) where the two values differ; empty when equal. At most `limit` paths. */
-export function differences(expected: unknown, actual: unknown, limit = 20): string[] {
+export function differences(
+  expected: unknown,
+  actual: unknown,
+  limit = 20,
+  /** Pairs already known equal (a replay's previously verified messages): skipped without a walk. */
+  known?: (expected: unknown, actual: unknown) => boolean,
+): string[] {
   const out: string[] = [];
   const walk = (a: unknown, b: unknown, at: string) => {
-    if (out.length >= limit) return;
+    if (out.length >= limit || a === b || known?.(a, b)) return;
     if (Array.isArray(a) && Array.isArray(b)) {
       for (let i = 0; i < Math.max(a.length, b.length); i++) walk(a[i], b[i], `${at}[${i}]`);
       return;

@@ -34,8 +34,12 @@ export interface OfflineReplayState {
  * Where the live value differs from the recorded one. The raw value is compared first: redacting it as the
  * recorder did walks every string through the secret patterns, and is only needed when something differs.
  */
-function divergingFields(expected: unknown, live: unknown): { fields: string[]; actual: unknown } {
-  if (differences(expected, live, 1).length === 0) return { fields: [], actual: live };
+function divergingFields(
+  expected: unknown,
+  live: unknown,
+  known?: (expected: unknown, actual: unknown) => boolean,
+): { fields: string[]; actual: unknown } {
+  if (differences(expected, live, 1, known).length === 0) return { fields: [], actual: live };
   const actual = asRecorded(live);
   return { fields: differences(expected, actual), actual };
 }
@@ -47,6 +51,11 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
   const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ??
     []) as OverrideLayer[];
   const state: OfflineReplayState = { replayed: 0, divergence: null };
+  // Live message objects already found equal to a recorded one. Agents resend the same message objects and the
+  // timeline shares recorded ones across steps, so each step compares only its new messages, not the history.
+  const verified = new WeakMap<object, unknown>();
+  const known = (expected: unknown, live: unknown) =>
+    typeof live === 'object' && live !== null && verified.get(live) === expected;
   let started = 0;
   let observed = 0;
   const endFrame = timeline.outcome?.frame ?? timeline.tape.frames.length - 1;
@@ -106,7 +115,7 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
       const live = llmRequestForm(applyLayers(request, step, layers));
       const s = next('llm', step, { model: live.model });
       const expected = (s.request ?? {}) as unknown as Record<string, unknown>;
-      const { fields, actual } = divergingFields(expected, live);
+      const { fields, actual } = divergingFields(expected, live, known);
       if (fields.length)
         diverge({
           step,
@@ -116,6 +125,10 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
           expected: pick(expected, fields),
           actual: pick(actual, fields),
         });
+      const recorded = (expected.messages ?? []) as unknown[];
+      (live.messages as unknown[]).forEach((m, i) => {
+        if (typeof m === 'object' && m !== null) verified.set(m, recorded[i]);
+      });
       state.replayed++;
       if (s.error || !s.response)
         throw new ReplayedStepError(step, s.error ?? { name: 'Error', message: 'no response recorded' });

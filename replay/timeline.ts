@@ -71,6 +71,15 @@ export interface Timeline {
 
 const STEP_ACTIVITIES: Record<string, 'llm' | 'tool'> = { llmStep: 'llm', toolStep: 'tool' };
 
+const memos = new WeakMap<Tape, Map<string, unknown>>();
+
+/** One decoded-message memo per tape: every step of a conversation shares its recorded message objects. */
+function messageMemo(tape: Tape): Map<string, unknown> {
+  const memo = memos.get(tape) ?? new Map<string, unknown>();
+  memos.set(tape, memo);
+  return memo;
+}
+
 function blobValue(tape: Tape, ref: unknown): unknown {
   if (ref === undefined || ref === null) return ref;
   const hash = typeof ref === 'object' && 'hash' in (ref as P) ? String((ref as P).hash) : String(ref);
@@ -186,7 +195,11 @@ function buildStep(
         const request: RecordedRequest = {
           provider: String(p.provider),
           model: String(p.model),
-          messages: resolveMessages(tape, (p.messages ?? null) as Parameters<typeof resolveMessages>[1]),
+          messages: resolveMessages(
+            tape,
+            (p.messages ?? null) as Parameters<typeof resolveMessages>[1],
+            messageMemo(tape),
+          ),
         };
         for (const k of ['system', 'temperature', 'maxTokens', 'stream'] as const)
           if (params[k] !== undefined) (request as unknown as P)[k] = params[k];

@@ -32,14 +32,17 @@ export function decodeBlob(blob: TapeBlob): unknown {
 
 type Blobs = ReadonlyMap<string, TapeBlob>;
 
-function blobValue(blobs: Blobs, ref: BlobRef | string, what: string): unknown {
+function blobValue(blobs: Blobs, ref: BlobRef | string, what: string, memo?: Map<string, unknown>): unknown {
   const hash = blobRef(ref).hash;
+  if (memo?.has(hash)) return memo.get(hash);
   const blob = blobs.get(hash);
   if (!blob) throw new TapeUsageError(`${what} blob ${hash} is not in this tape`);
   if (blob.bytes.byteLength === 0 && blob.encoding === 'msgpack') {
     throw new TapeUsageError(`${what} blob ${hash} was read without its bytes (keepBlobs: false)`);
   }
-  return decodeBlob(blob);
+  const value = decodeBlob(blob);
+  memo?.set(hash, value);
+  return value;
 }
 
 /**
@@ -49,10 +52,15 @@ function blobValue(blobs: Blobs, ref: BlobRef | string, what: string): unknown {
 export function resolveMessages(
   source: Pick<Tape, 'blobs'> | Blobs,
   conversation: BlobRef | string | readonly (BlobRef | string)[] | null | undefined,
+  /**
+   * Decoded messages by blob hash, shared across calls: the requests of one conversation then hold the very
+   * same message objects, so a reader comparing step after step can skip what it already compared.
+   */
+  memo?: Map<string, unknown>,
 ): unknown[] {
   const blobs = source instanceof Map ? source : (source as Pick<Tape, 'blobs'>).blobs;
   if (conversation === null || conversation === undefined) return [];
-  if (Array.isArray(conversation)) return conversation.map((r) => blobValue(blobs, r, 'message'));
+  if (Array.isArray(conversation)) return conversation.map((r) => blobValue(blobs, r, 'message', memo));
   const out: unknown[] = [];
   // A node can only reference blobs stored before it, so chains cannot cycle; the blob count bounds the walk.
   let node: BlobRef | string | null = conversation as BlobRef | string;
@@ -69,7 +77,7 @@ export function resolveMessages(
       throw new TapeUsageError(
         `blob ${blobRef(node).hash} is not a conversation node ([prev | nil, message reference])`,
       );
-    out.push(blobValue(blobs, value[1], 'message'));
+    out.push(blobValue(blobs, value[1], 'message', memo));
     node = value[0];
   }
   return out.reverse();
