@@ -26,25 +26,44 @@ export function differences(
   known?: (expected: unknown, actual: unknown) => boolean,
 ): string[] {
   const out: string[] = [];
-  const walk = (a: unknown, b: unknown, at: string) => {
+  // The path is a stack of parts joined only when a difference is found: equal values, the common case on a
+  // replay, then allocate no path strings.
+  const parts: (string | number)[] = [];
+  const here = () =>
+    parts.reduce<string>((at, p) => (typeof p === 'number' ? `${at}[${p}]` : at ? `${at}.${p}` : p), '') ||
+    '(value)';
+  const walk = (a: unknown, b: unknown) => {
     if (out.length >= limit || a === b || known?.(a, b)) return;
     if (Array.isArray(a) && Array.isArray(b)) {
-      for (let i = 0; i < Math.max(a.length, b.length); i++) walk(a[i], b[i], `${at}[${i}]`);
+      const n = Math.max(a.length, b.length);
+      for (let i = 0; i < n; i++) {
+        parts.push(i);
+        walk(a[i], b[i]);
+        parts.pop();
+      }
       return;
     }
     if (isObject(a) && isObject(b)) {
-      const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-      for (const k of keys) walk(a[k], b[k], at ? `${at}.${k}` : k);
+      const ka = Object.keys(a);
+      const kb = Object.keys(b);
+      // Same keys in the same order (the common case): no merged, sorted key list to build.
+      const keys =
+        ka.length === kb.length && ka.every((k, i) => k === kb[i]) ? ka : [...new Set([...ka, ...kb])].sort();
+      for (const k of keys) {
+        parts.push(k);
+        walk(a[k], b[k]);
+        parts.pop();
+      }
       return;
     }
     if (a instanceof Uint8Array && b instanceof Uint8Array) {
-      if (Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0) out.push(at || '(value)');
+      if (Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0) out.push(here());
       return;
     }
     if (!Object.is(a, b) && !(a === undefined && b === null) && !(a === null && b === undefined))
-      out.push(at || '(value)');
+      out.push(here());
   };
-  walk(expected, actual, '');
+  walk(expected, actual);
   return out;
 }
 

@@ -67,6 +67,14 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
   return report;
 }
 
+const recordedResults = new WeakMap<Timeline, unknown>();
+
+/** The recorded result in tape form, once per timeline (a timeline replayed many times normalises it once). */
+function recordedResult(t: Timeline): unknown {
+  if (!recordedResults.has(t)) recordedResults.set(t, asRecorded(t.outcome?.result) ?? null);
+  return recordedResults.get(t);
+}
+
 function outcomeDivergence(t: Timeline, r: ReplayReport, started: number): Divergence | null {
   const o = t.outcome;
   if (!o) {
@@ -85,7 +93,9 @@ function outcomeDivergence(t: Timeline, r: ReplayReport, started: number): Diver
     };
   }
   if (o.status === 'completed' && r.replayedOutcome === 'completed') {
-    const expected = asRecorded(o.result) ?? null;
+    const expected = recordedResult(t);
+    // The raw output first: redacting it walks every string through the secret patterns, needed only on a difference.
+    if (differences(expected, r.output ?? null, 1).length === 0) return null;
     const actual = asRecorded(r.output) ?? null;
     const fields = differences(expected, actual);
     if (!fields.length) return null;

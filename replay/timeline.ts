@@ -88,6 +88,14 @@ function blobValue(tape: Tape, ref: unknown): unknown {
   return decodeBlob(blob);
 }
 
+function sharedBlobValue(tape: Tape, ref: unknown): unknown {
+  const memo = messageMemo(tape);
+  const hash =
+    typeof ref === 'object' && ref !== null && 'hash' in (ref as P) ? String((ref as P).hash) : String(ref);
+  if (!memo.has(hash)) memo.set(hash, blobValue(tape, ref));
+  return memo.get(hash);
+}
+
 interface Attempt {
   activityId: string;
   attempt: number;
@@ -203,7 +211,8 @@ function buildStep(
         };
         for (const k of ['system', 'temperature', 'maxTokens', 'stream'] as const)
           if (params[k] !== undefined) (request as unknown as P)[k] = params[k];
-        if (p.tools !== undefined) request.tools = blobValue(tape, p.tools) as unknown[];
+        // Shared across steps like the messages, so the audit compares the tool list once per run.
+        if (p.tools !== undefined) request.tools = sharedBlobValue(tape, p.tools) as unknown[];
         s.request = request;
         break;
       }
