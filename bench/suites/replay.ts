@@ -131,7 +131,6 @@ export const replaySuite: BenchSuite = {
         return { tapeFile, liveMs: median(live), forkMs: median(forks) };
       });
       const { tapeFile } = measured;
-      if (process.env.JUKEBOX_BENCH_KEEP_TAPE) require("node:fs").copyFileSync(tapeFile, process.env.JUKEBOX_BENCH_KEEP_TAPE);
       const timeline = readTimeline(tapeFile);
       const steps = timeline.steps.length;
 

@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphOutput } from '../../agents/langgraph/agent';
 import { researchTools } from '../../agents/sample/tools';
+import { forkRun } from '../../fork';
 import { ReplayBook, wrapOpenAI } from '../../integrations';
 import { localEndpoints } from '../../llm';
 import { loadModelScript, type ModelServer, startModelServer } from '../../modelserver';
@@ -83,6 +84,36 @@ describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
       history,
       handle.workflowId,
     );
+  });
+
+  it('a LangGraph run forks: the graph resumes at a later model node with another model, earlier steps from the tape', async () => {
+    model.loadScript(SCRIPT);
+    const parent = await run<GraphOutput>('langGraphAgent', { question: QUESTION });
+    const parentRequests = readTape(parent.file).frames.filter((f) => f.kind === 'llm.request');
+    // Steps: model 0, tools 1, model 2, tools 3, model 4, ... Fork at the third model call.
+    const atStep = parentRequests[2]!.step;
+    model.loadScript(SCRIPT); // resets the request count
+    const fork = await forkRun({
+      parentTape: parent.file,
+      atStep,
+      overrides: { model: 'gpt-4o' },
+      connection: env.connection,
+      namespace: env.namespace,
+      taskQueue: env.taskQueue,
+      tapeDir: dir,
+    });
+    expect(fork.error).toBeUndefined();
+    const output = fork.result?.output as GraphOutput;
+    expect(output.answer).toContain('9.6 trips');
+    expect(output.path).toEqual(parent.output.path);
+    // Only the model calls from the fork point on went live: the third and the fourth.
+    expect(model.requestCount()).toBe(2);
+    const tape = readTape(fork.tapeFile);
+    expect(tape.header.parent).toMatchObject({ forkStep: atStep });
+    const models = tape.frames
+      .filter((f) => f.kind === 'llm.request')
+      .map((f) => [f.step, (f.payload as { model: string }).model]);
+    for (const [step, m] of models) expect(m).toBe((step as number) < atStep ? 'gpt-4o-mini' : 'gpt-4o');
   });
 
   it('a wrapped openai client inside a tool records onto that step of the run tape, and replays from it', async () => {
