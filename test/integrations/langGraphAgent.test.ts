@@ -92,7 +92,12 @@ describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
     const parentRequests = readTape(parent.file).frames.filter((f) => f.kind === 'llm.request');
     // Steps: model 0, tools 1, model 2, tools 3, model 4, ... Fork at the third model call.
     const atStep = parentRequests[2]!.step;
-    model.loadScript(SCRIPT); // resets the request count
+    // Only the turns after the fork point: a fresh script would answer the question's first turn again, since
+    // its match (the user's question) holds for every request of the conversation.
+    model.loadScript({
+      ...SCRIPT,
+      turns: SCRIPT.turns.filter((t) => t.id !== 'look-up-moon' && t.id !== 'look-up-earth'),
+    }); // also resets the request count
     const fork = await forkRun({
       parentTape: parent.file,
       atStep,

@@ -15,6 +15,7 @@ import { type PostgresCluster, startPostgres } from '../support/postgres';
 import { type Fixture, makeFixture, snapshot } from './helpers';
 
 let fx: Fixture;
+let ownTmp: string | undefined;
 let ws: StagedWorkspace;
 let shell: StagedShell;
 let sqlite: StagedSql;
@@ -33,7 +34,12 @@ const savedTmp = process.env.TMPDIR;
 beforeAll(async () => {
   pg = await startPostgres();
   // The sandbox gives commands a private /tmp; a fixture outside /tmp shows the read-only host, not an empty one.
-  const tmp = path.resolve(__dirname, '../../.jukebox/test-tmp');
+  // A checkout under /tmp (a CI work folder) would put .jukebox/ there too, so /var/tmp serves then.
+  const inRepo = path.resolve(__dirname, '../../.jukebox/test-tmp');
+  const underTmp = inRepo.startsWith(`${fs.realpathSync('/tmp')}/`) || inRepo.startsWith('/tmp/');
+  fs.mkdirSync('/var/tmp', { recursive: true });
+  const tmp = underTmp ? fs.mkdtempSync('/var/tmp/jukebox-escapes-') : inRepo;
+  if (underTmp) ownTmp = tmp;
   fs.mkdirSync(tmp, { recursive: true });
   process.env.TMPDIR = tmp;
   fx = makeFixture({ hostile: true, stagingInside: true });
@@ -66,6 +72,7 @@ afterAll(async () => {
   await pgSql?.close();
   await pg?.stop();
   fx.cleanup();
+  if (ownTmp) fs.rmSync(ownTmp, { recursive: true, force: true });
 });
 
 type Expectation =
