@@ -17,6 +17,40 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 }
 
+/**
+ * Whether two tape values are equal under the rules of `differences` (undefined and null alike, key order
+ * ignored). The replay's fast path: no paths, no allocation, so a matching step costs a plain walk of its new
+ * content; `differences` then runs only to explain a mismatch.
+ */
+export function sameValue(
+  a: unknown,
+  b: unknown,
+  known?: (expected: unknown, actual: unknown) => boolean,
+): boolean {
+  if (a === b) return true;
+  if (a === null || a === undefined) return b === null || b === undefined;
+  if (typeof a !== 'object' || typeof b !== 'object' || b === null) return Object.is(a, b);
+  if (known?.(a, b)) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i], known)) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  if (a instanceof Uint8Array || b instanceof Uint8Array)
+    return (
+      a instanceof Uint8Array &&
+      b instanceof Uint8Array &&
+      Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+    );
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k in x) if (!sameValue(x[k], y[k], known)) return false;
+  // A key only b has must be undefined or null there, as a missing one is in a.
+  for (const k in y) if (!(k in x) && y[k] !== undefined && y[k] !== null) return false;
+  return true;
+}
+
 /** Paths (`messages[2].content`) where the two values differ; empty when equal. At most `limit` paths. */
 export function differences(
   expected: unknown,

@@ -3,12 +3,14 @@
  * next recorded step, checked against the recorded request before its recorded response is handed back;
  * `ctx.random` / `ctx.now` are the recorded readings in order. No network, no Temporal, no API cost.
  */
+
 import { type AgentContext, boothUnavailable } from '../agent/context';
 import { JukeboxError } from '../errors/JukeboxError';
 import { applyLayers, type OverrideLayer } from '../fork/overrides';
 import { llmRequestForm } from '../fork/requestDigest';
-import { asRecorded, differences, pick } from './compare';
+import { asRecorded, differences, pick, sameValue } from './compare';
 import { type Divergence, ReplayDivergenceError } from './errors';
+import { plainClone } from './plainClone';
 import type { Timeline, TimelineStep } from './timeline';
 
 /** A step that failed in the recorded run fails the same way on replay, so the agent's own handling re-runs. */
@@ -39,7 +41,7 @@ function divergingFields(
   live: unknown,
   known?: (expected: unknown, actual: unknown) => boolean,
 ): { fields: string[]; actual: unknown } {
-  if (differences(expected, live, 1, known).length === 0) return { fields: [], actual: live };
+  if (sameValue(expected, live, known)) return { fields: [], actual: live };
   const actual = asRecorded(live);
   return { fields: differences(expected, actual), actual };
 }
@@ -132,7 +134,7 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
       state.replayed++;
       if (s.error || !s.response)
         throw new ReplayedStepError(step, s.error ?? { name: 'Error', message: 'no response recorded' });
-      return structuredClone(s.response);
+      return plainClone(s.response);
     },
     async tool<T>(name: string, args: Record<string, unknown>) {
       const step = started++;
@@ -150,7 +152,7 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
         });
       state.replayed++;
       if (s.error) throw new ReplayedStepError(step, s.error);
-      return structuredClone(s.output) as T;
+      return plainClone(s.output) as T;
     },
     random: () => observe('random'),
     now: () => observe('clock'),

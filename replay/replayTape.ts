@@ -2,11 +2,13 @@
  * Offline replay: re-executes the agent's code in this process with every step answered from the tape, and
  * audits it: each request is compared with the recorded one, then the output with the recorded outcome.
  */
+
 import type { AgentDefinition } from '../agent/context';
 import type { Tape } from '../tape';
-import { asRecorded, differences, pick } from './compare';
+import { asRecorded, differences, pick, sameValue } from './compare';
 import { type Divergence, ReplayDivergenceError, TapeNotReplayableError } from './errors';
 import { createOfflineContext } from './offlineContext';
+import { plainClone } from './plainClone';
 import { readTimeline, type Timeline } from './timeline';
 
 export interface ReplayReport {
@@ -54,7 +56,7 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
     durationMs: 0,
   };
   try {
-    report.output = await options.agent.run(ctx, structuredClone(timeline.input.value));
+    report.output = await options.agent.run(ctx, plainClone(timeline.input.value));
   } catch (err) {
     if (err instanceof ReplayDivergenceError) report.divergence = err.divergence;
     report.replayedOutcome = 'failed';
@@ -95,7 +97,7 @@ function outcomeDivergence(t: Timeline, r: ReplayReport, started: number): Diver
   if (o.status === 'completed' && r.replayedOutcome === 'completed') {
     const expected = recordedResult(t);
     // The raw output first: redacting it walks every string through the secret patterns, needed only on a difference.
-    if (differences(expected, r.output ?? null, 1).length === 0) return null;
+    if (sameValue(expected, r.output ?? null)) return null;
     const actual = asRecorded(r.output) ?? null;
     const fields = differences(expected, actual);
     if (!fields.length) return null;
