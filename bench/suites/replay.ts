@@ -26,6 +26,7 @@ import { bundleAgentWorkflows, createDirectContext, createJukeboxWorker, startAg
 import { ToolRegistry } from '../../tools';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
+const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');
 const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
 const FORK_AT = 40;
 const INPUT = { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 };
@@ -134,7 +135,14 @@ export const replaySuite: BenchSuite = {
       const timeline = readTimeline(tapeFile);
       const steps = timeline.steps.length;
 
-      // In-process replay, tape already read (as a test or an eval loop replays it many times).
+      // In-process replay, tape already read (as a test or an eval loop replays it many times): in a process
+      // that only replays (bench/replayLoop.ts), and, for comparison, inside this one, whose heap also holds a
+      // Temporal worker, model servers and the HTTP peers.
+      const loop = spawnSync(process.execPath, ['--import', 'tsx', REPLAY_LOOP, tapeFile, '3000'], {
+        encoding: 'utf8',
+      });
+      if (loop.status !== 0) throw new Error(`bench/replayLoop.ts failed: ${loop.stderr}`);
+      const replayMs = (JSON.parse(loop.stdout) as { perReplayMs: number }).perReplayMs;
       const replayRuns = 2000;
       for (let i = 0; i < 200; i++) await replayTape(tapeFile, { agent: researchAgent as never, timeline });
       const t0 = performance.now();
@@ -142,7 +150,7 @@ export const replaySuite: BenchSuite = {
         const r = await replayTape(tapeFile, { agent: researchAgent as never, timeline });
         if (r.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(r.divergence)}`);
       }
-      const replayMs = (performance.now() - t0) / replayRuns;
+      const replayInBenchMs = (performance.now() - t0) / replayRuns;
       const withRead = median(
         await timeRuns(50, async () => {
           await replayTape(tapeFile, { agent: researchAgent as never });
@@ -241,6 +249,14 @@ export const replaySuite: BenchSuite = {
           'ms',
           'Worker.runReplayHistory, same run',
           temporalMs,
+        ),
+        result(
+          `in-process replay, ${steps}-step tape, inside the bench process`,
+          replayInBenchMs,
+          'ms',
+          'the same in a process that only replays',
+          replayMs,
+          'a heap shared with a Temporal worker and HTTP peers',
         ),
         result(
           `in-process replay incl. reading the tape`,
