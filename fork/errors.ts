@@ -36,3 +36,21 @@ export class ParentTapeChangedError extends JukeboxError {
   }
 }
 crossRealmError('ParentTapeChangedError', ParentTapeChangedError);
+
+/**
+ * The parent's staged SQL state cannot be rebuilt: its statements were recorded against a database whose tables
+ * have changed since, and the tape holds the statements, not the parent's starting rows. Replaying them on
+ * today's data would give a world the parent never saw, so the fork refuses. Not retryable.
+ */
+export class ForkWorldChangedError extends JukeboxError {
+  constructor(parentTape: string, tables: string[]) {
+    super(
+      'FORK_WORLD_CHANGED',
+      `the parent run ${parentTape} staged SQL against a database whose tables ${tables.join(', ')} have changed ` +
+        'since; the tape holds its statements, not its starting rows, so its staged state cannot be restored. ' +
+        'Restore the database to the state the parent started from, or fork at a step before its first SQL write.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ForkWorldChangedError', ForkWorldChangedError);

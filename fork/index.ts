@@ -4,7 +4,12 @@
  * restore the parent's staged world at the fork point. See docs/time-travel.md.
  */
 export { createForkActivities, type ForkActivities } from './activities';
-export { ForkDivergenceError, ForkRequestError, ParentTapeChangedError } from './errors';
+export {
+  ForkDivergenceError,
+  ForkRequestError,
+  ForkWorldChangedError,
+  ParentTapeChangedError,
+} from './errors';
 export {
   type FinishedFork,
   type ForkRequest,

@@ -9,13 +9,33 @@ import type { Timeline } from '../replay/timeline';
 import type { Encoded } from '../sandbox/sql/values';
 import type { StagedWorkspace } from '../sandbox/stagedWorkspace';
 import { decodeBlob } from '../tape';
+import { ForkWorldChangedError } from './errors';
+
+/** The tables whose fingerprints differ between two `StagedSql.baseHash` values (sorted [table, fingerprint] lists). */
+function changedTables(recorded: string, now: string): string[] {
+  const parse = (h: string) => {
+    try {
+      return new Map(JSON.parse(h) as [string, string][]);
+    } catch {
+      return new Map<string, string>();
+    }
+  };
+  const a = parse(recorded);
+  const b = parse(now);
+  const names = [...new Set([...a.keys(), ...b.keys()])].sort();
+  const changed = names.filter((n) => a.get(n) !== b.get(n));
+  return changed.length ? changed : ['(unknown)'];
+}
 
 type Files = Pick<StagedWorkspace, 'writeFile' | 'mkdir' | 'rm' | 'rename' | 'chmod'>;
 
 export interface WorldTarget {
   files?: Files;
-  /** StagedSql (or anything that replays sql.mutation frames in order). */
-  sql?: { replay(frames: readonly { statement: string; params?: Encoded }[]): Promise<void> };
+  /** StagedSql (or anything that replays sql.mutation frames in order and says what snapshot it started from). */
+  sql?: {
+    replay(frames: readonly { statement: string; params?: Encoded }[]): Promise<void>;
+    readonly baseHash?: string | null;
+  };
 }
 
 export interface RestoreReport {
@@ -39,6 +59,7 @@ export async function restoreWorld(
 ): Promise<RestoreReport> {
   const report: RestoreReport = { files: 0, statements: 0 };
   const sql: { statement: string; params?: Encoded }[] = [];
+  let recordedBase: string | undefined;
   for (const f of t.tape.frames) {
     if (f.step >= forkStep) continue;
     const p = f.payload as Record<string, unknown>;
@@ -46,6 +67,7 @@ export async function restoreWorld(
       // Only writes change the staged state; reads recorded as mutations would be harmless but pointless.
       if (p.kind === undefined || p.kind === 'write')
         sql.push({ statement: p.statement, params: p.params as Encoded });
+      if (recordedBase === undefined && typeof p.base === 'string') recordedBase = p.base;
       continue;
     }
     if (f.kind !== 'fs.mutation' || !target.files) continue;
@@ -79,6 +101,11 @@ export async function restoreWorld(
   }
   if (sql.length && target.sql) {
     await target.sql.replay(sql);
+    // The fork's session snapshots today's database on its first statement; the parent's statements rebuild
+    // the parent's staged state only on top of the rows the parent started from.
+    const now = target.sql.baseHash;
+    if (recordedBase !== undefined && typeof now === 'string' && now !== recordedBase)
+      throw new ForkWorldChangedError(t.file, changedTables(recordedBase, now));
     report.statements = sql.length;
   }
   return report;

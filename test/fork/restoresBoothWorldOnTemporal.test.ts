@@ -217,11 +217,11 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
     expect(fs.existsSync(path.join(workspace, 'notes/plan.md'))).toBe(false);
     expect(await realRows()).toEqual([{ id: 1, body: 'original' }]);
 
-    // Today's disk moves on: every path and row the parent staged now holds something else for real.
+    // Today's disk moves on: every path the parent staged now holds something else for real. (The database
+    // moving on is the second half of this test: the tape holds statements, not the rows they started from.)
     fs.writeFileSync(path.join(workspace, 'report.txt'), 'report edited today\n');
     fs.mkdirSync(path.join(workspace, 'notes'));
     fs.writeFileSync(path.join(workspace, 'notes/plan.md'), '# plan written today\n');
-    await realExec("UPDATE notes SET body = 'changed today' WHERE id = 1");
 
     // Fork at step 6, after all staged writes and before publish; the fork reads its booth back instead.
     model.loadScript(FORK_SCRIPT); // resets the request count
@@ -270,7 +270,7 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
     // The fork staged, it did not write: today's files and rows are exactly as today left them.
     expect(real('report.txt')).toBe('report edited today\n');
     expect(real('notes/plan.md')).toBe('# plan written today\n');
-    expect(await realRows()).toEqual([{ id: 1, body: 'changed today' }]);
+    expect(await realRows()).toEqual([{ id: 1, body: 'original' }]);
     // The restored world sits in the fork run's own staging area.
     const forkDir = booth.runDir(f.workflowId, f.runId);
     expect(JSON.parse(fs.readFileSync(path.join(forkDir, 'fork-restored.json'), 'utf8'))).toMatchObject({
@@ -279,5 +279,23 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
       files: 3,
       statements: 2,
     });
+
+    // Now the table the parent wrote changes for real: replaying its statements on today's rows would make a
+    // world the parent never saw, so a new fork refuses before any step goes live, and touches nothing.
+    await realExec("UPDATE notes SET body = 'changed today' WHERE id = 1");
+    model.loadScript(FORK_SCRIPT);
+    const refused = await forkRun({
+      parentTape,
+      atStep: 6,
+      connection: env.connection,
+      namespace: env.namespace,
+      taskQueue: env.taskQueue,
+      tapeDir,
+    });
+    expect(refused.error).toMatch(/tables notes have changed since/);
+    expect(refused.error).toMatch(/fork at a step before its first SQL write/);
+    expect(model.requestCount()).toBe(0);
+    expect(await realRows()).toEqual([{ id: 1, body: 'changed today' }]);
+    expect(real('report.txt')).toBe('report edited today\n');
   });
 });
