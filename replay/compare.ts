@@ -70,9 +70,11 @@ export function differences(
     if (out.length >= limit || a === b || known?.(a, b)) return;
     if (Array.isArray(a) && Array.isArray(b)) {
       const n = Math.max(a.length, b.length);
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < n && out.length < limit; i++) {
         parts.push(i);
-        walk(a[i], b[i]);
+        // An element only one side has differs even when it is null: a list's length is part of its value.
+        if (i >= a.length || i >= b.length) out.push(here());
+        else walk(a[i], b[i]);
         parts.pop();
       }
       return;
