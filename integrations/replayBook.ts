@@ -9,7 +9,7 @@
  */
 import path from 'node:path';
 import type { Provider } from '../llm/types';
-import { decodeBlob, readTape, resolveMessages, type Tape, type TapeFrame } from '../tape';
+import { derefValue, readTape, resolveMessages, type Tape, type TapeFrame } from '../tape';
 import { ReplayTapeError, ReplayUnmatchedError } from './errors';
 import { describeRequest, requestKey, type WireRequestFields, type WireResponse } from './wire';
 
@@ -26,13 +26,6 @@ type Payload = Record<string, unknown>;
 function groupOf(f: TapeFrame): string {
   const p = f.payload as Payload;
   return `${f.step}/${String(p.activityId ?? '')}/${String(p.attempt ?? '')}`;
-}
-
-function blobValue(tape: Tape, ref: unknown): unknown {
-  if (ref === undefined || ref === null) return undefined;
-  const hash = (ref as { hash?: string }).hash ?? String(ref);
-  const blob = tape.blobs.get(hash);
-  return blob ? decodeBlob(blob) : undefined;
 }
 
 /** Rebuilds a recorded answer from its chunks' wire forms; undefined if they are not wire-level. */
@@ -76,7 +69,7 @@ export function recordedCalls(tape: Tape): RecordedCall[] {
       };
       for (const k of ['system', 'temperature', 'maxTokens', 'stream'] as const)
         if (params[k] !== undefined) (fields as unknown as Payload)[k] = params[k];
-      const tools = blobValue(tape, p.tools);
+      const tools = derefValue(tape, p.tools ?? undefined);
       if (Array.isArray(tools)) fields.tools = tools;
       open.set(group, { frame: f, fields, chunks: [] });
       continue;

@@ -4,7 +4,14 @@
  * the run's input and its outcome. Offline replay, fork and diff all read tapes through this.
  */
 import type { LlmResponse, ToolCall } from '../llm/types';
-import { decodeBlob, readTape, resolveMessages, type Tape, type TapeFrame } from '../tape';
+import {
+  BlobRef,
+  derefValue,
+  readTape,
+  resolveMessages,
+  type Tape,
+  type TapeFrame,
+} from '../tape';
 import { TapeNotReplayableError } from './errors';
 
 type P = Record<string, unknown>;
@@ -80,20 +87,19 @@ function messageMemo(tape: Tape): Map<string, unknown> {
   return memo;
 }
 
+/** A payload field's value, its blob decoded; a reference to a blob the tape lacks makes it unreplayable. */
 function blobValue(tape: Tape, ref: unknown): unknown {
-  if (ref === undefined || ref === null) return ref;
-  const hash = typeof ref === 'object' && 'hash' in (ref as P) ? String((ref as P).hash) : String(ref);
-  const blob = tape.blobs.get(hash);
-  if (!blob) throw new TapeNotReplayableError(tape.header.tapeId, `blob ${hash} is missing`);
-  return decodeBlob(blob);
+  const value = derefValue(tape, ref);
+  if (value === undefined && ref instanceof BlobRef)
+    throw new TapeNotReplayableError(tape.header.tapeId, `blob ${ref.hash} is missing`);
+  return value;
 }
 
 function sharedBlobValue(tape: Tape, ref: unknown): unknown {
   const memo = messageMemo(tape);
-  const hash =
-    typeof ref === 'object' && ref !== null && 'hash' in (ref as P) ? String((ref as P).hash) : String(ref);
-  if (!memo.has(hash)) memo.set(hash, blobValue(tape, ref));
-  return memo.get(hash);
+  if (!(ref instanceof BlobRef)) return blobValue(tape, ref);
+  if (!memo.has(ref.hash)) memo.set(ref.hash, blobValue(tape, ref));
+  return memo.get(ref.hash);
 }
 
 interface Attempt {

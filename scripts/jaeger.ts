@@ -6,6 +6,7 @@ import {
   startJaeger,
   stopDetachedJaeger,
 } from '../telemetry/jaeger';
+import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/jaeger.ts install|start|stop';
 
@@ -35,12 +36,4 @@ async function main(action: string | undefined): Promise<number> {
   }
 }
 
-main(process.argv[2]).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      `jaeger ${process.argv[2] ?? ''} failed: ${err instanceof Error ? err.message : String(err)}`,
-    );
-    process.exit(1);
-  },
-);
+runScript('jaeger', main);

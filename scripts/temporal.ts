@@ -8,6 +8,7 @@ import {
   temporalCliVersion,
   temporalConfigFromEnv,
 } from '../devserver';
+import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/temporal.ts install|start|stop|status';
 
@@ -56,12 +57,4 @@ async function main(action: string | undefined): Promise<number> {
   }
 }
 
-main(process.argv[2]).then(
-  (code) => process.exit(code),
-  (err) => {
-    console.error(
-      `temporal ${process.argv[2] ?? ''} failed: ${err instanceof Error ? err.message : String(err)}`,
-    );
-    process.exit(1);
-  },
-);
+runScript('temporal', main);

@@ -35,7 +35,13 @@ export {
   STEP_CLOSING_KINDS,
 } from './kinds';
 export { DEFAULT_LIMITS, type TapeLimits } from './limits';
-export { decodeBlob, internMessages, resolveMessages } from './messages';
+export {
+  conversationNode,
+  decodeBlob,
+  derefValue,
+  internMessages,
+  resolveMessages,
+} from './messages';
 export { type ReadOptions, readTape, type Tape } from './reader';
 export type { TemporalIdentity } from './schema';
 export { type VerifyReport, verifyTape } from './verify';

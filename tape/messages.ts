@@ -46,6 +46,25 @@ function blobValue(blobs: Blobs, ref: BlobRef | string, what: string, memo?: Map
 }
 
 /**
+ * What a payload field stands for: the decoded blob when it is a blob reference (`undefined` when the tape does
+ * not hold that blob), else the field's own value (small values are stored inline).
+ */
+export function derefValue(source: Pick<Tape, 'blobs'> | Blobs, value: unknown): unknown {
+  if (!(value instanceof BlobRef)) return value;
+  const blobs = source instanceof Map ? source : (source as Pick<Tape, 'blobs'>).blobs;
+  const blob = blobs.get(value.hash);
+  return blob ? decodeBlob(blob) : undefined;
+}
+
+/** The two parts of a conversation node blob, or `undefined` when the value is not one. */
+export function conversationNode(value: unknown): { prev: BlobRef | null; message: BlobRef } | undefined {
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [prev, message] = value;
+  if (!(message instanceof BlobRef) || !(prev === null || prev instanceof BlobRef)) return undefined;
+  return { prev, message };
+}
+
+/**
  * The messages of a conversation reference: a chain head (what the recorder writes), `null` for none, or a
  * list of message references (the layout of tapes written before chains; still read).
  */
@@ -67,18 +86,13 @@ export function resolveMessages(
   while (node !== null) {
     if (out.length > blobs.size)
       throw new TapeUsageError('conversation chain is longer than the tape has blobs');
-    const value = blobValue(blobs, node, 'conversation node');
-    if (
-      !Array.isArray(value) ||
-      value.length !== 2 ||
-      !(value[1] instanceof BlobRef) ||
-      !(value[0] === null || value[0] instanceof BlobRef)
-    )
+    const parts = conversationNode(blobValue(blobs, node, 'conversation node'));
+    if (!parts)
       throw new TapeUsageError(
         `blob ${blobRef(node).hash} is not a conversation node ([prev | nil, message reference])`,
       );
-    out.push(blobValue(blobs, value[1], 'message', memo));
-    node = value[0];
+    out.push(blobValue(blobs, parts.message, 'message', memo));
+    node = parts.prev;
   }
   return out.reverse();
 }

@@ -5,7 +5,7 @@
  * predecessor's plus one message. Anything that is not such a chain goes through resolveMessages.
  */
 import type { Redactor } from '../../recorder/redact';
-import { BlobRef, decodeBlob, resolveMessages, type Tape } from '../../tape';
+import { BlobRef, conversationNode, derefValue, resolveMessages, type Tape } from '../../tape';
 import { genAiMessageJson } from '../content';
 
 export class ConversationContent {
@@ -38,25 +38,19 @@ export class ConversationContent {
         prefix = known;
         break;
       }
-      const value = this.decode(node);
-      if (!Array.isArray(value) || value.length !== 2 || !(value[1] instanceof BlobRef)) return undefined;
-      if (value[0] !== null && !(value[0] instanceof BlobRef)) return undefined;
+      const parts = conversationNode(derefValue(this.tape, node));
+      if (!parts) return undefined;
       pending.push(node);
-      node = value[0];
+      node = parts.prev;
       if (pending.length > this.tape.blobs.size) return undefined;
     }
     for (let i = pending.length - 1; i >= 0; i--) {
       const n = pending[i]!;
-      const message = this.decode((this.decode(n) as [unknown, BlobRef])[1]);
+      const message = derefValue(this.tape, conversationNode(derefValue(this.tape, n))!.message);
       const json = genAiMessageJson(message, this.redactor);
       prefix = prefix ? `${prefix},${json}` : json;
       this.byNode.set(n.hash, prefix);
     }
     return prefix;
-  }
-
-  private decode(ref: BlobRef): unknown {
-    const blob = this.tape.blobs.get(ref.hash);
-    return blob ? decodeBlob(blob) : undefined;
   }
 }

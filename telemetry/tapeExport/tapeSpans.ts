@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
 import type { Redactor } from '../../recorder/redact';
-import { decodeBlob, type Tape, type TapeFrame } from '../../tape';
+import { derefValue, type Tape, type TapeFrame } from '../../tape';
 import { chatContentAttributes, toolContentAttributes } from '../content';
 import {
   ATTR,
@@ -87,13 +87,6 @@ const hashHex = (s: string, bytes: number) =>
     .digest('hex')
     .slice(0, bytes * 2);
 
-function blobValue(tape: Tape, ref: unknown): unknown {
-  const hash = (ref as { hash?: unknown } | null)?.hash;
-  if (typeof hash !== 'string') return ref;
-  const blob = tape.blobs.get(hash);
-  return blob ? decodeBlob(blob) : undefined;
-}
-
 function groupAttempts(tape: Tape): Attempt[] {
   const attempts = new Map<string, Attempt>();
   for (const f of tape.frames) {
@@ -165,7 +158,7 @@ function chatSpan(tape: Tape, a: Attempt, ids: SpanIds, options: ExportContext) 
   };
   if (errorType) attributes[ATTR.errorType] = errorType;
   if (options.captureContent) {
-    const message = resFrame ? (blobValue(tape, res.message) as Payload | undefined) : undefined;
+    const message = resFrame ? (derefValue(tape, res.message) as Payload | undefined) : undefined;
     Object.assign(
       attributes,
       chatContentAttributes(
@@ -227,7 +220,7 @@ function toolSpan(
   };
   if (errorType) attributes[ATTR.errorType] = errorType;
   if (options.captureContent) {
-    const output = result.isError ? undefined : blobValue(tape, result.output);
+    const output = result.isError ? undefined : derefValue(tape, result.output);
     Object.assign(attributes, toolContentAttributes(call.args, output, options.redactor));
   }
   return {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitPendingError, StagedWorkspace } from '../../sandbox';
-import { type Fixture, makeFixture, snapshot, viewSnapshot } from './helpers';
+import { type Fixture, makeFixture, snapshot, stageEverything, viewSnapshot } from './helpers';
 
 const REPO = path.resolve(__dirname, '../..');
 const CHILD = path.join(__dirname, 'child.ts');
@@ -11,19 +11,6 @@ const CHILD = path.join(__dirname, 'child.ts');
 function child(fx: Fixture, action: string, arg?: string) {
   const args = ['--import', 'tsx', CHILD, fx.root, fx.staging, action, ...(arg === undefined ? [] : [arg])];
   return spawnSync(process.execPath, args, { cwd: REPO, encoding: 'utf8', timeout: 60_000 });
-}
-
-async function stageEverything(w: StagedWorkspace) {
-  await w.writeFile('a.txt', 'changed\n');
-  await w.writeFile('new.txt', 'new\n', { mode: 0o600 });
-  await w.rm('dir/sub', { recursive: true });
-  await w.rename('exec.sh', 'bin.sh');
-  await w.mkdir('made/deep', { recursive: true });
-  await w.writeFile('made/deep/f.txt', 'deep');
-  await w.chmod('dir/b.txt', 0o640);
-  await w.rm('empty', { recursive: true });
-  await w.mkdir('empty');
-  await w.writeFile('empty/only.txt', 'only');
 }
 
 let fx: Fixture;

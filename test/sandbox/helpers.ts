@@ -116,3 +116,18 @@ export async function viewSnapshot(ws: StagedWorkspace): Promise<Record<string, 
   await walk('');
   return out;
 }
+
+/** One of every kind of staged change (write, mode, delete, rename, mkdir, chmod, replace a dir): the set the
+ * commit and discard tests apply to the standard fixture. */
+export async function stageEverything(w: StagedWorkspace) {
+  await w.writeFile('a.txt', 'changed\n');
+  await w.writeFile('new.txt', 'new\n', { mode: 0o600 });
+  await w.rm('dir/sub', { recursive: true });
+  await w.rename('exec.sh', 'bin.sh');
+  await w.mkdir('made/deep', { recursive: true });
+  await w.writeFile('made/deep/f.txt', 'deep');
+  await w.chmod('dir/b.txt', 0o640);
+  await w.rm('empty', { recursive: true });
+  await w.mkdir('empty');
+  await w.writeFile('empty/only.txt', 'only');
+}

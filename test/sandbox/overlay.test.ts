@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitConflictError, StagedWorkspace, WorkspaceFsError } from '../../sandbox';
-import { type Fixture, makeFixture, snapshot, viewSnapshot } from './helpers';
+import { type Fixture, makeFixture, snapshot, stageEverything, viewSnapshot } from './helpers';
 
 let fx: Fixture;
 let ws: StagedWorkspace;
@@ -123,19 +123,6 @@ describe('staged overlay: reads fall through, writes are held in escrow', () => 
 });
 
 describe('commit and discard', () => {
-  async function stageEverything(w: StagedWorkspace) {
-    await w.writeFile('a.txt', 'changed\n');
-    await w.writeFile('new.txt', 'new\n', { mode: 0o600 });
-    await w.rm('dir/sub', { recursive: true });
-    await w.rename('exec.sh', 'bin.sh');
-    await w.mkdir('made/deep', { recursive: true });
-    await w.writeFile('made/deep/f.txt', 'deep');
-    await w.chmod('dir/b.txt', 0o640);
-    await w.rm('empty', { recursive: true });
-    await w.mkdir('empty');
-    await w.writeFile('empty/only.txt', 'only');
-  }
-
   it('nothing outside the staging area changes before commit; commit applies exactly the change set', async () => {
     await stageEverything(ws);
     expect(snapshot(fx.base, ['staging'])).toEqual(realBefore);
