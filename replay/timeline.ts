@@ -4,14 +4,7 @@
  * the run's input and its outcome. Offline replay, fork and diff all read tapes through this.
  */
 import type { LlmResponse, ToolCall } from '../llm/types';
-import {
-  BlobRef,
-  derefValue,
-  readTape,
-  resolveMessages,
-  type Tape,
-  type TapeFrame,
-} from '../tape';
+import { BlobRef, derefValue, readTape, resolveMessages, type Tape, type TapeFrame } from '../tape';
 import { TapeNotReplayableError } from './errors';
 
 type P = Record<string, unknown>;
