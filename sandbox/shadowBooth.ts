@@ -388,6 +388,8 @@ export class ShadowBooth {
     const ws = this.files.workspace;
     await ws.recover();
     await ws.discard();
+    // The run's rollback is its durable end: no discarded folder may outlive the activity.
+    await ws.reclaimed();
     if (await this.sqlInUse()) await (await this.sql()).discard();
     await this.mcp.discard();
     await this.removeStaging();

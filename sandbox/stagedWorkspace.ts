@@ -21,7 +21,7 @@ import {
   writeJournal,
 } from './commit';
 import { isText, unifiedDiff } from './diff';
-import { atomicWrite, isCode, lstatOrNull, sha256 } from './durable';
+import { atomicWrite, fsyncDir, isCode, lstatOrNull, sha256 } from './durable';
 import {
   CommitConflictError,
   CommitPendingError,
@@ -118,6 +118,8 @@ type Resolved = {
 };
 
 const NOENT = new Set(['ENOENT', 'ENOTDIR']);
+/** Between a staging folder's name and the random suffix of the folder discard() moves it to. */
+const DISCARDED_INFIX = '.discarded-';
 
 /** Marks the async context of a stageBatch() callback, so only its own calls join the batch. */
 const batchScope = new AsyncLocalStorage<{ ws: StagedWorkspace; next: Record<string, Entry> }>();
@@ -135,6 +137,8 @@ export class StagedWorkspace {
   private pending: boolean;
   private stagingReady = false;
   private queue: Promise<unknown> = Promise.resolve();
+  private reclaiming: Promise<void> = Promise.resolve();
+  private reclaimError: unknown = null;
 
   private constructor(
     o: StagedWorkspaceOptions,
@@ -192,7 +196,10 @@ export class StagedWorkspace {
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
-    return new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
+    const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
+    // In the background: open stays O(1), and reclaimed() covers it.
+    if (ws.stagingRel === null) ws.reclaiming = ws.findRetired().then((dirs) => ws.removeRetired(dirs));
+    return ws;
   }
 
   // ── reads ──────────────────────────────────────────────────────────────────────────────────────────────
@@ -411,13 +418,40 @@ export class StagedWorkspace {
     return out;
   }
 
-  /** Throws the staging area away. Nothing on the real disk changed, so this is a complete rollback. */
+  /**
+   * Throws the staged changes away. Nothing on the real disk changed, so this is a complete rollback. It
+   * returns once the staging area is unreachable: one rename moves it to a sibling `.discarded-*` folder,
+   * which is deleted in the background; `reclaimed()` waits for that deletion and makes it durable. A staging
+   * area inside the workspace root is deleted before returning, because a sibling there would be visible.
+   */
   async discard(): Promise<void> {
     await this.exclusive(async () => {
       if (this.pending || (await lstatOrNull(path.join(this.stagingDir, JOURNAL_FILE))) !== null)
         throw new CommitPendingError(this.stagingDir, 'discard');
-      await this.dropStaging();
+      if (this.stagingRel !== null) return this.dropStaging();
+      const retired = `${this.stagingDir}${DISCARDED_INFIX}${randomBytes(6).toString('hex')}`;
+      try {
+        await fs.rename(this.stagingDir, retired);
+      } catch (err) {
+        if (NOENT.has((err as { code?: string }).code ?? '')) return this.reset();
+        throw err;
+      }
+      this.reset();
+      this.reclaim([retired]);
     });
+  }
+
+  /**
+   * Resolves when every staging area this instance discarded (and any a crashed process left behind) is
+   * deleted and the deletion is durable; rejects with the first deletion that failed.
+   */
+  async reclaimed(): Promise<void> {
+    await this.reclaiming;
+    if (this.reclaimError !== null) {
+      const err = this.reclaimError;
+      this.reclaimError = null;
+      throw err;
+    }
   }
 
   /**
@@ -491,6 +525,32 @@ export class StagedWorkspace {
     this.entries = {};
     this.pending = false;
     this.stagingReady = false;
+  }
+
+  /** Deletes retired staging folders after discard() returned; failures surface through reclaimed(). */
+  private reclaim(retired: string[]): void {
+    this.reclaiming = this.reclaiming.then(() => this.removeRetired(retired));
+  }
+
+  private async removeRetired(retired: string[]): Promise<void> {
+    if (retired.length === 0) return;
+    try {
+      for (const dir of retired) await fs.rm(dir, { recursive: true, force: true });
+      await fsyncDir(path.dirname(this.stagingDir));
+    } catch (err) {
+      if (!isCode(err, 'ENOENT')) this.reclaimError ??= err;
+    }
+  }
+
+  /** Folders a process that crashed between discard() and its background deletion left beside the staging area. */
+  private async findRetired(): Promise<string[]> {
+    const parent = path.dirname(this.stagingDir);
+    const prefix = `${path.basename(this.stagingDir)}${DISCARDED_INFIX}`;
+    try {
+      return (await fs.readdir(parent)).filter((n) => n.startsWith(prefix)).map((n) => path.join(parent, n));
+    } catch {
+      return [];
+    }
   }
 
   private async dropStaging(): Promise<void> {

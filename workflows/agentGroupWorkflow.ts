@@ -6,6 +6,7 @@ import {
   defineSignal,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -151,6 +152,7 @@ export async function agentGroupWorkflow(
 
   let resumeWindowMs = 0;
   const booth = boothSaga(o);
+  let unsettled = false;
   const transcript: GroupMessage[] = [];
   try {
     if (!input.tracks.length)
@@ -238,6 +240,7 @@ export async function agentGroupWorkflow(
       if (trip) await onTrip(trip, false);
       if (response.toolCalls.length) {
         for (const call of response.toolCalls) {
+          unsettled = true;
           const result = await steps.toolStep({ step: started++, name: call.name, args: call.arguments });
           conversation.push({
             role: 'tool',
@@ -259,6 +262,8 @@ export async function agentGroupWorkflow(
       resumed,
       degraded: breaker.degraded,
     };
+    // A group has no commit step: whatever its tools staged is discarded at the end (workflows/boothSaga.ts).
+    if (unsettled && patched('jukebox.rollback-unsettled-staging')) await booth.discardUnsettled(started);
     await recordOutcome({ status: 'completed', result: { turns, resumed } });
     return result;
   } catch (err) {

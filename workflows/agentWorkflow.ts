@@ -3,6 +3,7 @@ import {
   defineQuery,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -107,6 +108,9 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     );
 
     const booth = boothSaga(o);
+    // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool may
+    // stage, and a fork starts from the parent's restored staging.
+    let unsettled = o.fork !== undefined;
     const ctx: AgentContext = {
       get steps() {
         return started;
@@ -129,6 +133,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;
+        unsettled = true;
         const result =
           lineage.answer(step, toolCallForm(name, args)) ??
           (await activities.toolStep({
@@ -152,12 +157,23 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         return nowMs;
       },
       // The Shadow Booth's commit is one step made of several activities (workflows/boothSaga.ts).
-      commit: (options) => booth.commit(started++, options, takeObservations()),
-      rollback: (reason) => booth.rollback(started++, reason, takeObservations()),
+      commit: (options) => {
+        unsettled = false;
+        return booth.commit(started++, options, takeObservations());
+      },
+      rollback: (reason) => {
+        unsettled = false;
+        return booth.rollback(started++, reason, takeObservations());
+      },
     };
 
     try {
       const output = await agent.run(ctx, input);
+      // Escrow ends with the run: nobody can commit it later, so a run that never settled it rolls it back.
+      // Behind a patch, so histories recorded before this step existed still replay.
+      if (unsettled && patched('jukebox.rollback-unsettled-staging'))
+        await booth.discardUnsettled(started, takeObservations());
+      await recordOutcome({ status: 'completed', result: output });
       await recordOutcome({ status: 'completed', result: output });
       return { output, steps };
     } catch (err) {

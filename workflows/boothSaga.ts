@@ -105,20 +105,16 @@ export function boothSaga(
       if (verdicts.some((v) => !v.ok)) throw new GateRefusedError(verdicts);
 
       part = 'files';
-      // The files commit is journaled: a failure part-way leaves a journal that compensation finishes and then
-      // undoes, so its compensation is registered before it runs. It does nothing if the commit never applied.
-      compensations.unshift(() => booth.boothCompensateFiles({ step }));
       const files = await booth.boothCommitFiles({ step });
+      compensations.unshift(() => booth.boothCompensateFiles({ step }));
 
       part = 'sql';
       const sql = await booth.boothCommitSql({ step });
       if (sql?.applied) compensations.unshift(() => booth.boothCompensateSql({ step, result: sql }));
 
       part = 'mcp';
-      // Each escrowed call's state is journaled, so compensation undoes exactly the calls that ran, also when
-      // the commit stopped part-way through the list.
-      compensations.unshift(() => booth.boothCompensateMcp({ step }));
       const mcp = await booth.boothCommitMcp({ step });
+      compensations.unshift(() => booth.boothCompensateMcp({ step }));
 
       part = 'finish';
       try {
@@ -138,6 +134,15 @@ export function boothSaga(
       };
     } catch (err) {
       const reason = err instanceof GateRefusedError ? err.message : failureReason(err);
+      // The part that failed may have applied some of itself (files one by one, MCP calls one by one, or all of
+      // it before a crash used up its retries). Its journal says how far it got, so its own compensation undoes
+      // exactly that, before the parts that had succeeded. SQL is one transaction: it applied wholly or not at all.
+      const partial: Partial<Record<CommitPart, () => Promise<unknown>>> = {
+        files: () => booth.boothCompensateFiles({ step }),
+        mcp: () => booth.boothCompensateMcp({ step }),
+      };
+      const undoFailedPart = partial[part];
+      if (undoFailedPart) compensations.unshift(undoFailedPart);
       await CancellationScope.nonCancellable(async () => {
         for (const compensate of compensations) {
           try {
@@ -170,5 +175,27 @@ export function boothSaga(
     }
   }
 
-  return { commit, rollback, discardAfterFailure };
+  /**
+   * After a run completed without settling its escrow: nobody can commit it once the run is over, so it is
+   * rolled back and recorded. Best effort: the agent's result stands even if the discard fails.
+   */
+  async function discardUnsettled(step: number, seen: WithObservations = {}): Promise<void> {
+    try {
+      const report = await rollback(
+        step,
+        'the run completed without ctx.commit(), so what it staged was discarded',
+        seen,
+      );
+      if (report.booth && Object.values(report.discarded).some((list) => list.length > 0))
+        log.warn('the run completed without ctx.commit(); its staged changes were rolled back', {
+          discarded: report.discarded,
+        });
+    } catch (rollbackErr) {
+      log.warn('could not discard the staged changes of a completed run', {
+        error: failureReason(rollbackErr),
+      });
+    }
+  }
+
+  return { commit, rollback, discardAfterFailure, discardUnsettled };
 }

@@ -271,14 +271,21 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
     expect(real('report.txt')).toBe('report edited today\n');
     expect(real('notes/plan.md')).toBe('# plan written today\n');
     expect(await realRows()).toEqual([{ id: 1, body: 'original' }]);
-    // The restored world sits in the fork run's own staging area.
-    const forkDir = booth.runDir(f.workflowId, f.runId);
-    expect(JSON.parse(fs.readFileSync(path.join(forkDir, 'fork-restored.json'), 'utf8'))).toMatchObject({
-      parent: p.tape.header.tapeId,
-      forkStep: 6,
-      files: 3,
-      statements: 2,
-    });
+    // The restored world sat in the fork run's own staging area; the fork completed without committing, so its
+    // end rolled that area back and listed what it discarded: the parent's world, restored.
+    expect(fs.existsSync(booth.runDir(f.workflowId, f.runId))).toBe(false);
+    const discarded = t.tape.frames.filter((fr) => fr.kind === 'rollback').map((fr) => fr.payload) as {
+      reason: string;
+      discarded: { files: string[]; sql: string[] };
+    }[];
+    expect(discarded).toHaveLength(1);
+    expect(discarded[0]!.reason).toContain('completed without ctx.commit()');
+    // (notes/ exists on today's disk, so creating it is no change.)
+    expect(discarded[0]!.discarded.files.map((x) => x.split(':')[0])).toEqual([
+      'write notes/plan.md',
+      'write report.txt',
+    ]);
+    expect(discarded[0]!.discarded.sql).toHaveLength(2);
 
     // Now the table the parent wrote changes for real: replaying its statements on today's rows would make a
     // world the parent never saw, so a new fork refuses before any step goes live, and touches nothing.

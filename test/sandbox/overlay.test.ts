@@ -142,8 +142,54 @@ describe('commit and discard', () => {
     await stageEverything(ws);
     await ws.discard();
     expect(fs.existsSync(fx.staging)).toBe(false);
-    expect(snapshot(fx.base)).toEqual(realBefore);
     expect(await viewSnapshot(ws)).toEqual(snapshot(fx.root));
+    await ws.reclaimed();
+    expect(snapshot(fx.base)).toEqual(realBefore);
+  });
+
+  it('discard takes the staged changes away at once and deletes their folder in the background', async () => {
+    await stageEverything(ws);
+    await ws.discard();
+    // The staged state is unreachable the moment discard returns: a new process opening the same stagingDir
+    // sees nothing staged, whatever the deletion has got to.
+    const reopened = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
+    expect(await reopened.changes()).toEqual([]);
+    expect(await ws.changes()).toEqual([]);
+    await ws.reclaimed();
+    await reopened.reclaimed();
+    expect(fs.readdirSync(fx.base).sort()).toEqual(['outside', 'root']);
+    // The instance is a fresh overlay again: the next write stages into a new area.
+    await ws.writeFile('a.txt', 'again');
+    expect(await ws.readFile('a.txt', 'utf8')).toBe('again');
+    expect(fs.readFileSync(path.join(fx.root, 'a.txt'), 'utf8')).toBe('alpha\n');
+  });
+
+  it('a discarded folder that a killed process never finished deleting is removed by the next open', async () => {
+    await stageEverything(ws);
+    // What a process killed right after discard()'s rename leaves behind.
+    const leftover = `${fx.staging}.discarded-0123456789ab`;
+    fs.renameSync(fx.staging, leftover);
+    expect(fs.existsSync(path.join(leftover, 'manifest.json'))).toBe(true);
+    const next = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
+    await next.reclaimed();
+    expect(fs.existsSync(leftover)).toBe(false);
+    expect(await next.changes()).toEqual([]);
+    expect(snapshot(fx.base)).toEqual(realBefore);
+  });
+
+  it('a staging area inside the root is deleted before discard returns, never left visible in the tree', async () => {
+    const inside = makeFixture({ stagingInside: true });
+    try {
+      const w = await StagedWorkspace.open({ root: inside.root, stagingDir: inside.staging });
+      const before = snapshot(inside.root, [path.basename(inside.staging)]);
+      await stageEverything(w);
+      await w.discard();
+      expect(fs.existsSync(inside.staging)).toBe(false);
+      expect(snapshot(inside.root)).toEqual(before);
+      expect(await w.readdir('.')).toEqual(fs.readdirSync(inside.root).sort());
+    } finally {
+      inside.cleanup();
+    }
   });
 
   it('refuses to commit over a real file changed since it was staged, writing nothing', async () => {

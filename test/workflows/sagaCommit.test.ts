@@ -322,6 +322,29 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(fs.readdirSync(demo.staging)).toEqual([]);
   });
 
+  it('a run that completes without ctx.commit rolls back what it staged and records why', async () => {
+    const before = await fingerprint(demo);
+    const { result, tape } = await run('forgetfulAgent', { stage: stageAll('C-1001') });
+    expect((result as { output: unknown }).output).toEqual({ staged: 3 });
+    expect(await fingerprint(demo)).toEqual(before);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+    expect(kinds(tape)).toEqual([
+      'fs.mutation',
+      'fs.mutation',
+      'sql.mutation',
+      'mcp.call:escrow',
+      'rollback:all',
+    ]);
+    const rollback = tape.frames.find((f) => f.kind === 'rollback')!.payload as {
+      reason: string;
+      discarded: { files: string[]; sql: string[]; mcp: string[] };
+    };
+    expect(rollback.reason).toContain('completed without ctx.commit()');
+    expect(rollback.discarded.sql[0]).toContain('UPDATE accounts');
+    expect(rollback.discarded.mcp).toEqual([expect.stringContaining('notify/notify_customer')]);
+    expect(tape.outcome).toMatchObject({ status: 'completed' });
+  });
+
   it('ctx.rollback discards on request and says why', async () => {
     const before = await fingerprint(demo);
     const { result, tape } = await run('rollbackAgent', { stage: stageAll('C-1001') });
