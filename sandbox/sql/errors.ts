@@ -43,18 +43,63 @@ export class SqlStatementError extends JukeboxError {
 }
 crossRealmError('SqlStatementError', SqlStatementError);
 
-/** Tables this run read or wrote changed in the real database since the snapshot; nothing was applied. */
+/** A row a conflict is about: its table and its primary key as `col=value, ...`. */
+export interface SqlConflictRow {
+  table: string;
+  key: string;
+}
+
+export interface SqlConflictDetail {
+  /** Rows (by primary key) whose real contents differ from what the run started from (commit) or wrote (compensate). */
+  rows?: SqlConflictRow[];
+  /** Tables compared whole (no primary key, changed by DDL, or triggers/views present) that changed. */
+  wholeTables?: string[];
+  /** A statement the run ran whose result on the real database is not the one the run saw. */
+  statement?: string;
+  /** How that statement's result differs. */
+  statementDetail?: string;
+}
+
+/**
+ * Rows this run read or wrote changed in the real database since its snapshot (commit), or rows a commit wrote
+ * changed since that commit (compensate); nothing was applied. `tables` names every table involved.
+ */
 export class SqlConflictError extends JukeboxError {
   readonly tables: string[];
-  constructor(tables: string[], what: 'commit' | 'compensate') {
+  readonly rows: SqlConflictRow[];
+  readonly wholeTables: string[];
+  readonly statement: string | null;
+  constructor(tables: string[], what: 'commit' | 'compensate', detail: SqlConflictDetail = {}) {
+    const rows = detail.rows ?? [];
+    const whole = detail.wholeTables ?? (rows.length === 0 && detail.statement === undefined ? tables : []);
+    const parts: string[] = [];
+    if (rows.length > 0)
+      parts.push(
+        `row${rows.length === 1 ? '' : 's'} ${rows
+          .slice(0, 10)
+          .map((r) => `${r.table} (${r.key})`)
+          .join(', ')}${rows.length > 10 ? ` and ${rows.length - 10} more` : ''}`,
+      );
+    if (whole.length > 0)
+      parts.push(
+        `table${whole.length === 1 ? '' : 's'} ${whole.join(', ')} (compared whole: no primary key, changed by DDL, or triggers/views present)`,
+      );
+    const changed = parts.length > 0 ? `${parts.join(' and ')} changed` : '';
+    const stmt =
+      detail.statement === undefined
+        ? ''
+        : `${changed === '' ? '' : '; '}the statement ${JSON.stringify(detail.statement)} ${detail.statementDetail ?? 'gives another result'} on the real database`;
     super(
       'SQL_CONFLICT',
       what === 'commit'
-        ? `SQL commit aborted, nothing was applied: table${tables.length === 1 ? '' : 's'} ${tables.join(', ')} changed in the real database since the run's snapshot; discard() and run the work again on fresh data`
-        : `SQL compensation aborted, nothing was undone: table${tables.length === 1 ? '' : 's'} ${tables.join(', ')} changed since the commit; undoing it now would overwrite those later changes, reconcile by hand`,
+        ? `SQL commit aborted, nothing was applied: ${changed}${changed !== '' && stmt === '' ? " in the real database since the run's snapshot" : ''}${stmt}; the run's staged work is still staged: discard() it and re-run the agent on today's data`
+        : `SQL compensation aborted, nothing was undone: ${changed}${changed !== '' && stmt === '' ? ' since the commit' : ''}${stmt}; undoing it now would overwrite those later changes, reconcile by hand`,
       { nonRetryable: true },
     );
     this.tables = tables;
+    this.rows = rows;
+    this.wholeTables = whole;
+    this.statement = detail.statement ?? null;
   }
 }
 crossRealmError('SqlConflictError', SqlConflictError);

@@ -1,29 +1,38 @@
 /**
  * The SQL part of the Shadow Booth. Statements run against a shadow (a copy of the SQLite file, or a copy of
  * the PostgreSQL schema) taken at open; each statement and its log row commit together on the shadow, so the
- * shadow and the statement log never disagree, even across a crash. commit() replays the logged writes on the
- * real database in one transaction after checking that the tables the run used did not change since the
- * snapshot, checks the replay produced exactly the shadow's contents, and stores an undo image next to an
- * idempotency marker in that same transaction. See docs/shadow-booth.md.
+ * shadow and the statement log never disagree, even across a crash. commit() replays the logged statements on
+ * the real database in one transaction after checking that the rows the run wrote still hold what it started
+ * from (tables without a primary key, or changed by DDL, are compared whole), re-runs the run's reads in their
+ * place to check they still return what the run saw, checks the replay produced the shadow's rows, and stores an
+ * undo image next to an idempotency marker in that same transaction. See docs/shadow-booth.md.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { currentActivityTape } from '../../recorder/activityTape';
 import { atomicWriteJson, lstatOrNull } from '../durable';
 import { StagingCorruptError } from '../errors';
-import { type Dialect, pgDialect, quoteIdent, sqliteDialect } from './dialect';
+import {
+  type Dialect,
+  pgDialect,
+  quoteIdent,
+  type RowImage,
+  sqliteDialect,
+  type WrittenRow,
+} from './dialect';
 import {
   SqlCommitFailedError,
   SqlCompensationError,
   SqlConfigError,
   SqlConflictError,
+  type SqlConflictRow,
   SqlReplayDivergedError,
   SqlStatementError,
 } from './errors';
 import { analyze, type Client } from './statement';
-import { type Bindings, decodeBindings, type Encoded, encodeBindings } from './values';
+import { type Bindings, decodeBindings, type Encoded, encodeBindings, encodeValue } from './values';
 
 export interface StagedSqlOptions {
   client: Client;
@@ -91,9 +100,12 @@ type Session = {
   indirection: boolean;
 };
 
+type LoggedStatement = StagedStatement & { names: string[]; verb: string; result: string | null };
+
 type State = { format: typeof STATE_FORMAT; client: Client; target: string; session: Session | null };
 
-const STATE_FORMAT = 'jukebox-staged-sql/1';
+// 2: the shadow carries row-tracking triggers and the log stores read results; a /1 session lacks both.
+const STATE_FORMAT = 'jukebox-staged-sql/2';
 const STATE_FILE = 'sql-state.json';
 const MARKER = 'JUKEBOX_STAGED_SQL';
 const COMMITS = '_jukebox_commits';
@@ -101,6 +113,44 @@ const LOG = '_jukebox_log';
 
 function rowCount(fp: string): number | null {
   return fp === 'absent' ? null : Number(fp.split(':')[0]);
+}
+
+/** Order-insensitive: the same rows read back from another physical layout must compare equal. */
+function resultHash(rows: readonly Record<string, unknown>[]): string {
+  const lines = rows.map((r) => JSON.stringify(encodeValue(r))).sort();
+  return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
+}
+
+/** Statements whose rowsAffected is a real count on both databases (SQLite's changes() is stale after DDL). */
+const COUNTED_VERBS = new Set(['insert', 'update', 'delete', 'replace', 'merge', 'with']);
+/** Reads whose results are rows of tables, re-run at commit. */
+const RECHECKED_READS = new Set(['select', 'with', 'values']);
+/** Statements after which a table's rows cannot be matched to the snapshot's by key. */
+const SCHEMA_VERBS = new Set(['create', 'drop', 'alter', 'truncate']);
+
+/** What `_jukebox_commits` keeps per commit, for both `undo` (before) and `after`. */
+interface StoredImages {
+  format: 2;
+  /** Tables compared whole: full contents (undo), fingerprint (after); null/absent when the table did not exist. */
+  tables: Record<string, Encoded | null>;
+  /** Row-tracked tables: the written rows by key, before the commit (undo) or after it (after); null: absent. */
+  rows: Record<string, RowImage[]>;
+}
+
+function parseImages(json: string): StoredImages {
+  const v = JSON.parse(json) as StoredImages | Record<string, Encoded | null>;
+  if ((v as StoredImages).format === 2) return v as StoredImages;
+  // Written by the table-level version: every entry is a whole table.
+  return { format: 2, tables: v as Record<string, Encoded | null>, rows: {} };
+}
+
+/** How commit() checks one session, worked out from the shadow before the real transaction opens. */
+interface CommitPlan {
+  touched: string[];
+  whole: string[];
+  shadowAfter: Record<string, string>;
+  /** Row-tracked tables: each written key, its pre-image, and the shadow's row now. */
+  rows: Map<string, { key: string; pre: string | null; shadow: string | null }[]>;
 }
 
 export class StagedSql {
@@ -190,17 +240,28 @@ export class StagedSql {
       let result: SqlQueryResult;
       let seq: number;
       const params = encodeBindings(bindings);
+      const sequences = write ? await this.dialect.sequencePositions(shadow) : [];
       try {
         ({ result, seq } = await shadow.transaction(async (trx) => {
           const r = await this.dialect.exec(trx, sql, bindings ?? [], write);
           const log = await trx.raw(
-            `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
-            [a.kind, sql, JSON.stringify(params), r.rowsAffected, JSON.stringify([...a.names]), a.verb],
+            `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+            [
+              a.kind,
+              sql,
+              JSON.stringify(params),
+              r.rowsAffected,
+              JSON.stringify([...a.names]),
+              a.verb,
+              write ? null : resultHash(r.rows),
+            ],
           );
           const rows = (Array.isArray(log) ? log : log.rows) as { seq: number | string }[];
           return { result: r, seq: Number(rows[0]!.seq) };
         }));
       } catch (err) {
+        // A refused statement stages nothing, not even a sequence step the rollback could not undo.
+        await this.dialect.resetSequences(shadow, sequences).catch(() => {});
         throw new SqlStatementError(sql, err);
       }
       const tape = currentActivityTape();
@@ -280,19 +341,12 @@ export class StagedSql {
       if (s === null) return base;
       const log = await this.log(s);
       const writes = log.filter((x) => x.kind === 'write');
-      const shadow = this.shadow(s);
-      const shadowTables = await this.dialect.listTables(shadow);
-      const known = new Set([...Object.keys(s.base), ...shadowTables]);
-      const touched = s.indirection
-        ? [...known].sort()
-        : [...new Set(log.flatMap((x) => x.names).filter((n) => known.has(n)))].sort();
       let result: SqlCommitResult;
       if (writes.length === 0) {
-        result = { ...base, tables: touched };
+        const plan = await this.plan(s, log);
+        result = { ...base, tables: plan.touched };
       } else {
-        const shadowAfter: Record<string, string> = {};
-        for (const t of touched) shadowAfter[t] = await this.dialect.fingerprint(shadow, t);
-        result = await this.applyToReal(s, writes, touched, shadowAfter, base);
+        result = await this.applyToReal(s, log, await this.plan(s, log), base);
         await this.fault('commit:applied');
       }
       await this.endSession(s);
@@ -322,22 +376,51 @@ export class StagedSql {
               id,
               'it dropped or altered tables, which cannot be undone from data images',
             );
-          const undo = JSON.parse(rows.undo) as Record<string, Encoded | null>;
-          const after = JSON.parse(rows.after) as Record<string, string>;
-          await this.dialect.lock(trx, Object.keys(after));
+          const undo = parseImages(rows.undo);
+          const after = parseImages(rows.after);
+          const d = this.dialect;
+          const tables = [
+            ...new Set([
+              ...Object.keys(undo.tables),
+              ...Object.keys(after.tables),
+              ...Object.keys(after.rows),
+            ]),
+          ].sort();
+          await d.lock(trx, tables);
           const changed: string[] = [];
-          for (const [t, fp] of Object.entries(after))
-            if ((await this.dialect.fingerprint(trx, t)) !== fp) changed.push(t);
-          if (changed.length > 0) throw new SqlConflictError(changed, 'compensate');
-          for (const [t, image] of Object.entries(undo)) {
-            if (image === null) await trx.raw(`DROP TABLE IF EXISTS ${quoteIdent(t)}`);
-            else await this.dialect.restore(trx, t, image);
+          for (const [t, fp] of Object.entries(after.tables))
+            if ((await d.fingerprint(trx, t)) !== fp) changed.push(t);
+          const changedRows: SqlConflictRow[] = [];
+          for (const [t, written] of Object.entries(after.rows)) {
+            const now = await d.rowImages(
+              trx,
+              t,
+              written.map((w) => w.key),
+            );
+            written.forEach((w, i) => {
+              if (now[i] !== w.image) changedRows.push({ table: t, key: d.describeKey(w.key) });
+            });
           }
+          if (changed.length > 0 || changedRows.length > 0)
+            throw new SqlConflictError(
+              [...new Set([...changed, ...changedRows.map((r) => r.table)])].sort(),
+              'compensate',
+              { rows: changedRows, wholeTables: changed },
+            );
+          for (const [t, image] of Object.entries(undo.tables)) {
+            if (image === null) await trx.raw(`DROP TABLE IF EXISTS ${quoteIdent(t)}`);
+            else await d.restore(trx, t, image);
+          }
+          for (const [t, written] of Object.entries(undo.rows)) await d.restoreRows(trx, t, written);
           await trx.raw(`UPDATE ${COMMITS} SET compensated_at = ? WHERE id = ?`, [
             new Date().toISOString(),
             id,
           ]);
-          return { commitId: id, tables: Object.keys(undo).sort(), recovered: false };
+          return {
+            commitId: id,
+            tables: [...new Set([...Object.keys(undo.tables), ...Object.keys(undo.rows)])].sort(),
+            recovered: false,
+          };
         });
       } catch (err) {
         if (err instanceof SqlCompensationError || err instanceof SqlConflictError) throw err;
@@ -373,42 +456,156 @@ export class StagedSql {
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * Which tables commit() checks row by row and which whole. Row by row: tables that existed at the snapshot,
+   * still exist, have a primary key and no DDL touched them, when the database has no triggers or views (those
+   * can write tables a statement does not name). Tables only read need no table check: their reads are re-run.
+   */
+  private async plan(s: Session, log: LoggedStatement[]): Promise<CommitPlan> {
+    const d = this.dialect;
+    const shadow = this.shadow(s);
+    const shadowTables = new Set(await d.listTables(shadow));
+    const known = new Set([...Object.keys(s.base), ...shadowTables]);
+    const written: WrittenRow[] = await d.writtenRows(shadow);
+    const named = new Set(log.flatMap((x) => x.names).filter((n) => known.has(n)));
+    const writtenTables = new Set(
+      log.filter((x) => x.kind === 'write').flatMap((x) => x.names.filter((n) => known.has(n))),
+    );
+    // Foreign-key cascades write tables the statement does not name; the triggers saw them.
+    for (const r of written) {
+      if (!known.has(r.table)) continue;
+      named.add(r.table);
+      writtenTables.add(r.table);
+    }
+    const touched = s.indirection ? [...known].sort() : [...named].sort();
+    const schemaChanged = new Set(log.filter((x) => SCHEMA_VERBS.has(x.verb)).flatMap((x) => x.names));
+    const byTable = new Map<string, WrittenRow[]>();
+    for (const r of written) byTable.set(r.table, [...(byTable.get(r.table) ?? []), r]);
+    const whole: string[] = [];
+    const rows: CommitPlan['rows'] = new Map();
+    for (const t of touched) {
+      if (!s.indirection && !writtenTables.has(t)) continue;
+      const tracked =
+        !s.indirection &&
+        t in s.base &&
+        shadowTables.has(t) &&
+        !schemaChanged.has(t) &&
+        (await d.keyColumns(shadow, t)) !== null &&
+        !(byTable.get(t) ?? []).some((r) => d.keyHasNull(r.key));
+      if (!tracked) {
+        whole.push(t);
+        continue;
+      }
+      const keyed = byTable.get(t) ?? [];
+      const now = await d.rowImages(
+        shadow,
+        t,
+        keyed.map((r) => r.key),
+      );
+      rows.set(
+        t,
+        keyed.map((r, i) => ({ key: r.key, pre: r.pre, shadow: now[i] ?? null })),
+      );
+    }
+    const shadowAfter: Record<string, string> = {};
+    for (const t of whole) shadowAfter[t] = await d.fingerprint(shadow, t);
+    return { touched, whole, shadowAfter, rows };
+  }
+
   private async applyToReal(
     s: Session,
-    writes: (StagedStatement & { verb: string })[],
-    touched: string[],
-    shadowAfter: Record<string, string>,
+    log: LoggedStatement[],
+    plan: CommitPlan,
     base: SqlCommitResult,
   ): Promise<SqlCommitResult> {
     const d = this.dialect;
+    const writes = log.filter((x) => x.kind === 'write');
+    const known = new Set([...Object.keys(s.base), ...plan.touched]);
     try {
       return await d.real.transaction(async (trx) => {
         await trx.raw(d.commitsDdl());
-        await d.lock(trx, touched);
+        await d.lock(trx, plan.touched);
         const done = await this.commitRow(trx, s.id);
         if (done !== null) return { ...(JSON.parse(done.result) as SqlCommitResult), recovered: true };
         const conflicts: string[] = [];
-        const undo: Record<string, Encoded | null> = {};
-        for (const t of touched) {
+        const conflictRows: SqlConflictRow[] = [];
+        const undo: StoredImages = { format: 2, tables: {}, rows: {} };
+        for (const t of plan.whole) {
           const now = await d.fingerprint(trx, t);
           if (now !== (s.base[t] ?? 'absent')) conflicts.push(t);
-          undo[t] = now === 'absent' ? null : await d.image(trx, t);
+          undo.tables[t] = now === 'absent' ? null : await d.image(trx, t);
         }
-        if (conflicts.length > 0) throw new SqlConflictError(conflicts, 'commit');
-        for (const w of writes) {
+        for (const [t, keyed] of plan.rows) {
+          const now = await d.rowImages(
+            trx,
+            t,
+            keyed.map((r) => r.key),
+          );
+          keyed.forEach((r, i) => {
+            if (now[i] !== r.pre) conflictRows.push({ table: t, key: d.describeKey(r.key) });
+          });
+          undo.rows[t] = keyed.map((r) => ({ key: r.key, image: r.pre }));
+        }
+        if (conflicts.length > 0 || conflictRows.length > 0)
+          throw new SqlConflictError(
+            [...new Set([...conflicts, ...conflictRows.map((r) => r.table)])].sort(),
+            'commit',
+            { rows: conflictRows, wholeTables: conflicts },
+          );
+        for (const x of log) {
+          const tables = x.names.filter((n) => known.has(n)).sort();
+          if (x.kind === 'read') {
+            // A read naming no table (SELECT 1) cannot conflict; with triggers or views every table is compared
+            // whole; EXPLAIN/PRAGMA/SHOW describe the database, not rows (a plan may differ on the real one).
+            if (tables.length === 0 || s.indirection || x.result === null || !RECHECKED_READS.has(x.verb))
+              continue;
+            let seen: string;
+            try {
+              seen = resultHash((await d.exec(trx, x.statement, decodeBindings(x.params), false)).rows);
+            } catch (err) {
+              throw new SqlConflictError(tables, 'commit', {
+                statement: x.statement,
+                statementDetail: `fails (${err instanceof Error ? err.message : String(err)})`,
+              });
+            }
+            if (seen !== x.result)
+              throw new SqlConflictError(tables, 'commit', {
+                statement: x.statement,
+                statementDetail: 'now returns other rows than the run read',
+              });
+            continue;
+          }
+          let affected: number;
           try {
-            await d.exec(trx, w.statement, decodeBindings(w.params), true);
+            affected = (await d.exec(trx, x.statement, decodeBindings(x.params), true)).rowsAffected;
           } catch (err) {
             throw new SqlReplayDivergedError([], err);
           }
+          // The rows it wrote were unchanged (checked above), so a different count means rows its WHERE reads.
+          if (!s.indirection && COUNTED_VERBS.has(x.verb) && affected !== x.rowsAffected)
+            throw new SqlConflictError(tables, 'commit', {
+              statement: x.statement,
+              statementDetail: `would change ${affected} row(s), not the ${x.rowsAffected} it changed on the run's snapshot,`,
+            });
         }
-        const after: Record<string, string> = {};
+        const after: StoredImages = { format: 2, tables: {}, rows: {} };
         const diverged: string[] = [];
-        for (const t of touched) {
-          after[t] = await d.fingerprint(trx, t);
-          if (after[t] !== shadowAfter[t]) diverged.push(t);
+        for (const t of plan.whole) {
+          const fp = await d.fingerprint(trx, t);
+          if (fp !== plan.shadowAfter[t]) diverged.push(t);
+          // Dropped tables are not in `after`, so compensate never sees them as changed; undoable says so.
+          if (fp !== 'absent') after.tables[t] = fp;
         }
-        if (diverged.length > 0) throw new SqlReplayDivergedError(diverged);
+        for (const [t, keyed] of plan.rows) {
+          const now = await d.rowImages(
+            trx,
+            t,
+            keyed.map((r) => r.key),
+          );
+          if (keyed.some((r, i) => now[i] !== r.shadow)) diverged.push(t);
+          after.rows[t] = keyed.map((r) => ({ key: r.key, image: r.shadow }));
+        }
+        if (diverged.length > 0) throw new SqlReplayDivergedError(diverged.sort());
         const undoable = !writes.some(
           (w) => w.verb === 'drop' || w.verb === 'alter' || w.verb === 'truncate',
         );
@@ -417,11 +614,9 @@ export class StagedSql {
           applied: true,
           statements: writes.length,
           rowsAffected: writes.reduce((n, x) => n + x.rowsAffected, 0),
-          tables: touched,
+          tables: plan.touched,
           undoable,
         };
-        // Dropped tables are not in `after`, so compensate never sees them as changed; undoable says so.
-        for (const [t, fp] of Object.entries(after)) if (fp === 'absent') delete after[t];
         await trx.raw(`INSERT INTO ${COMMITS} (id, applied_at, result, undo, after) VALUES (?, ?, ?, ?, ?)`, [
           s.id,
           new Date().toISOString(),
@@ -451,9 +646,9 @@ export class StagedSql {
     return rows[0] ?? null;
   }
 
-  private async log(s: Session): Promise<(StagedStatement & { names: string[]; verb: string })[]> {
+  private async log(s: Session): Promise<LoggedStatement[]> {
     const r = await this.shadow(s).raw(
-      `SELECT seq, kind, statement, params, rows_affected, names, verb FROM ${LOG} ORDER BY seq`,
+      `SELECT seq, kind, statement, params, rows_affected, names, verb, result FROM ${LOG} ORDER BY seq`,
     );
     const rows = (Array.isArray(r) ? r : r.rows) as Record<string, string | number>[];
     return rows.map((x) => ({
@@ -464,6 +659,7 @@ export class StagedSql {
       rowsAffected: Number(x.rows_affected),
       names: JSON.parse(String(x.names)) as string[],
       verb: String(x.verb),
+      result: x.result === null || x.result === undefined ? null : String(x.result),
     }));
   }
 
@@ -490,7 +686,10 @@ export class StagedSql {
         id,
         shadow: shadowRef,
         base,
-        indirection: await this.dialect.hasIndirection(shadow),
+        // The real database too: a pg trigger the shadow could not safely copy still fires on replay.
+        indirection:
+          (await this.dialect.hasIndirection(shadow)) ||
+          (await this.dialect.hasIndirection(this.dialect.real)),
       };
       this.state = { ...this.state, session };
       // The state file is written last: a crash before it leaves an orphan shadow, never a half-known session.
