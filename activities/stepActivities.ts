@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import { withBoothMark } from '../agent/toolStepResult';
 import { guardStream } from '../breaker/guardStream';
 import type { StreamBudget } from '../breaker/streamGuard';
 import { answerInheritedLlmStep, answerInheritedToolStep } from '../fork/inheritedSteps';
@@ -89,7 +90,7 @@ export function createStepActivities(deps: StepActivityDeps) {
       // undefined does not survive the payload converter round trip; make "no result" explicit.
       const output = result === undefined ? null : result;
       tape?.toolResult(output);
-      return output;
+      return deps.booth ? withBoothMark(output) : output;
     },
   };
 }

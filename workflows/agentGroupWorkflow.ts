@@ -11,6 +11,7 @@ import {
   setHandler,
 } from '@temporalio/workflow';
 import type { StepActivities } from '../activities/stepActivities';
+import { readToolStepResult } from '../agent/toolStepResult';
 import type { BreakerActivities } from '../breaker/activities';
 import type { BreakerConfigInput } from '../breaker/config';
 import { BreakerTrippedError } from '../breaker/errors';
@@ -240,8 +241,10 @@ export async function agentGroupWorkflow(
       if (trip) await onTrip(trip, false);
       if (response.toolCalls.length) {
         for (const call of response.toolCalls) {
-          unsettled = true;
-          const result = await steps.toolStep({ step: started++, name: call.name, args: call.arguments });
+          const { output: result, booth: staged } = readToolStepResult(
+            await steps.toolStep({ step: started++, name: call.name, args: call.arguments }),
+          );
+          if (staged) unsettled = true;
           conversation.push({
             role: 'tool',
             toolCallId: call.id,

@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
+import { readToolStepResult } from '../agent/toolStepResult';
 import { toApplicationFailure } from '../errors/applicationFailure';
 import { JukeboxError } from '../errors/JukeboxError';
 import type { ForkActivities } from '../fork/activities';
@@ -108,8 +109,8 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     );
 
     const booth = boothSaga(o);
-    // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool may
-    // stage, and a fork starts from the parent's restored staging.
+    // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool that ran
+    // with the booth may have staged, and a fork starts from the parent's restored staging.
     let unsettled = o.fork !== undefined;
     const ctx: AgentContext = {
       get steps() {
@@ -133,8 +134,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;
-        unsettled = true;
-        const result =
+        const answered =
           lineage.answer(step, toolCallForm(name, args)) ??
           (await activities.toolStep({
             step,
@@ -143,6 +143,8 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
             ...lineage.stepInput(step),
             ...takeObservations(),
           }));
+        const { output: result, booth: staged } = readToolStepResult(answered);
+        if (staged) unsettled = true;
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
         return result as T;
       },
