@@ -105,10 +105,11 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
       });
     },
 
-    async boothCompensateSql(input: BoothStepInput & { result: SqlCommitResult }): Promise<void> {
+    /** Without `result`: the SQL part failed; undoes what it applied before failing, if anything. */
+    async boothCompensateSql(input: BoothStepInput & { result?: SqlCommitResult }): Promise<void> {
       await withBooth(async (booth) => {
-        await booth.compensateSql(input.result);
-        record('rollback', { part: 'sql', compensation: true, commitId: input.result.commitId });
+        const out = await booth.compensateSql(input.result);
+        if (out !== null) record('rollback', { part: 'sql', compensation: true, commitId: out.commitId });
       });
     },
 

@@ -14,7 +14,7 @@ import type { Base } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
 import { McpEscrow } from './mcp/escrow';
 import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
-import { type SqlCommitResult, StagedSql, type StagedSqlOptions } from './sql';
+import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
 import type { BoothChangeSet, Gate } from './verifiers';
 
@@ -368,8 +368,14 @@ export class ShadowBooth {
     return result;
   }
 
-  async compensateSql(result: SqlCommitResult): Promise<void> {
-    await (await this.sql()).compensate(result);
+  /**
+   * Undoes the SQL commit: the one `result` reports, or, without it (the SQL part failed and never reported),
+   * whatever the run's staged database applied, if anything. Null when there was nothing to undo.
+   */
+  async compensateSql(result?: SqlCommitResult): Promise<SqlCompensateResult | null> {
+    if (result) return (await this.sql()).compensate(result);
+    if (!(await this.sqlInUse())) return null;
+    return (await this.sql()).compensateApplied();
   }
 
   // ── the end of a run's staging ─────────────────────────────────────────────────────────────────────────

@@ -134,11 +134,13 @@ export function boothSaga(
       };
     } catch (err) {
       const reason = err instanceof GateRefusedError ? err.message : failureReason(err);
-      // The part that failed may have applied some of itself (files one by one, MCP calls one by one, or all of
-      // it before a crash used up its retries). Its journal says how far it got, so its own compensation undoes
-      // exactly that, before the parts that had succeeded. SQL is one transaction: it applied wholly or not at all.
+      // The part that failed may have applied some or all of itself: files are renamed into place one by one,
+      // MCP calls run one by one, and a SQL transaction may have committed before a crash cut its activity short
+      // on every attempt. Each part's own state says how far it got, so its compensation undoes exactly that (or
+      // nothing), before the parts that had succeeded.
       const partial: Partial<Record<CommitPart, () => Promise<unknown>>> = {
         files: () => booth.boothCompensateFiles({ step }),
+        sql: () => booth.boothCompensateSql({ step }),
         mcp: () => booth.boothCompensateMcp({ step }),
       };
       const undoFailedPart = partial[part];

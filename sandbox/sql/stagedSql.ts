@@ -102,7 +102,14 @@ type Session = {
 
 type LoggedStatement = StagedStatement & { names: string[]; verb: string; result: string | null };
 
-type State = { format: typeof STATE_FORMAT; client: Client; target: string; session: Session | null };
+type State = {
+  format: typeof STATE_FORMAT;
+  client: Client;
+  target: string;
+  session: Session | null;
+  /** The last session this staging dir applied: a commit() retried after its session ended must still report it. */
+  lastCommit?: SqlCommitResult | null;
+};
 
 // 2: the shadow carries row-tracking triggers and the log stores read results; a /1 session lacks both.
 const STATE_FORMAT = 'jukebox-staged-sql/2';
@@ -338,8 +345,12 @@ export class StagedSql {
         undoable: true,
         recovered: false,
       };
-      if (s === null) return base;
+      const last = this.state.lastCommit;
+      if (s === null) return last?.applied ? { ...last, recovered: true } : base;
       const log = await this.log(s);
+      // A retry after a crash that came after the last commit's session ended (its caller never saw the result)
+      // finds a fresh, untouched session: the commit happened, and whoever compensates needs to hear so.
+      if (log.length === 0 && last?.applied) return { ...last, recovered: true };
       const writes = log.filter((x) => x.kind === 'write');
       let result: SqlCommitResult;
       if (writes.length === 0) {
@@ -349,9 +360,40 @@ export class StagedSql {
         result = await this.applyToReal(s, log, await this.plan(s, log), base);
         await this.fault('commit:applied');
       }
-      await this.endSession(s);
+      await this.endSession(s, result.applied ? result : undefined);
       return result;
     });
+  }
+
+  /**
+   * Undoes whatever this staging dir's last commit applied, without the caller holding its result: the saga's
+   * compensation for a SQL part that failed after the real transaction committed (every attempt cut short before
+   * it could report back). Finds the commit through the session still open (its id is in the real database's
+   * commit table) or the one that ended; returns null when nothing was applied, which leaves discard() to end the
+   * session. Idempotent, like compensate().
+   */
+  async compensateApplied(): Promise<SqlCompensateResult | null> {
+    const applied = await this.exclusive(async () => {
+      const s = this.state.session;
+      const last = this.state.lastCommit?.applied ? this.state.lastCommit : null;
+      if (s === null) return last;
+      const own = await this.dialect.real.transaction(async (trx) => {
+        if ((await this.dialect.fingerprint(trx, COMMITS)) === 'absent') return null;
+        const row = await this.commitRow(trx, s.id);
+        return row === null ? null : (JSON.parse(row.result) as SqlCommitResult);
+      });
+      if (own !== null) return own;
+      // Only an untouched session stands for "the last commit, retried"; one with statements is new work.
+      return (await this.log(s)).length === 0 ? last : null;
+    });
+    if (applied === null) return null;
+    const out = await this.compensate(applied);
+    await this.exclusive(async () => {
+      // The session whose commit was just undone is over; a later discard() has nothing left to refuse.
+      const s = this.state.session;
+      if (s !== null && s.id === applied.commitId) await this.endSession(s);
+    });
+    return out;
   }
 
   /** Undoes an applied commit (the saga's compensation) if nothing changed those tables since; idempotent. */
@@ -703,10 +745,10 @@ export class StagedSql {
     }
   }
 
-  private async endSession(s: Session): Promise<void> {
+  private async endSession(s: Session, committed?: SqlCommitResult): Promise<void> {
     await this.shadowDb?.destroy();
     this.shadowDb = null;
-    this.state = { ...this.state, session: null };
+    this.state = { ...this.state, session: null, ...(committed ? { lastCommit: committed } : {}) };
     await atomicWriteJson(path.join(this.stagingDir, STATE_FILE), this.state);
     await this.dialect.dropShadow(s.shadow);
   }

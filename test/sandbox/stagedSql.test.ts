@@ -156,6 +156,66 @@ describe.each(backends)('StagedSql on $name', (backend) => {
     }
   });
 
+  it('a commit whose caller never heard back is reported on retry and undone without its result', async () => {
+    const db = await backend.fresh();
+    const before = [await balances(db.real), await rows(db.real, 'SELECT note FROM audit')];
+    // Crashed after the real transaction, session still open: found through the real commit table.
+    const dirOpen = staging();
+    const crashing = await StagedSql.open({
+      ...db.options(dirOpen),
+      faultPoint: (name) => {
+        if (name === 'commit:applied') throw new Error('simulated crash after the real transaction');
+      },
+    });
+    await crashing.query("UPDATE accounts SET balance = balance + 5 WHERE owner = 'bob'");
+    await expect(crashing.commit()).rejects.toThrow('simulated crash');
+    await crashing.close();
+    const afterOpen = await StagedSql.open(db.options(dirOpen));
+    try {
+      expect((await balances(db.real)).find((r) => r.owner === 'bob')!.balance).toBe(55);
+      const undone = await afterOpen.compensateApplied();
+      expect(undone).toMatchObject({ recovered: false, tables: ['accounts'] });
+      expect([await balances(db.real), await rows(db.real, 'SELECT note FROM audit')]).toEqual(before);
+      // The session is over: discarding refuses nothing, and a second undo finds nothing left to do.
+      await afterOpen.discard();
+      expect(await afterOpen.compensateApplied()).toBeNull();
+    } finally {
+      await afterOpen.close();
+    }
+
+    // Crashed after the session ended (the result was lost on the way back): a retried commit() still says
+    // it applied, so a saga registers the compensation, and compensateApplied() undoes it from the staging dir.
+    const dirEnded = staging();
+    const first = await StagedSql.open(db.options(dirEnded));
+    await first.query("INSERT INTO audit (note) VALUES ('lost result')");
+    expect((await first.commit()).applied).toBe(true);
+    await first.close();
+    const retry = await StagedSql.open(db.options(dirEnded));
+    try {
+      const again = await retry.commit();
+      expect(again).toMatchObject({ applied: true, recovered: true, statements: 1 });
+      expect(await rows(db.real, 'SELECT note FROM audit')).toEqual([{ note: 'lost result' }]);
+      expect(await retry.compensateApplied()).toMatchObject({ recovered: false });
+      expect([await balances(db.real), await rows(db.real, 'SELECT note FROM audit')]).toEqual(before);
+      expect(await retry.compensateApplied()).toMatchObject({ recovered: true });
+    } finally {
+      await retry.close();
+    }
+
+    // Never applied: nothing to undo, nothing touched.
+    const dirNever = staging();
+    const never = await StagedSql.open(db.options(dirNever));
+    try {
+      await never.query("DELETE FROM accounts WHERE owner = 'ann'");
+      expect(await never.compensateApplied()).toBeNull();
+      expect([await balances(db.real), await rows(db.real, 'SELECT note FROM audit')]).toEqual(before);
+      expect((await never.writeSet()).statements).toHaveLength(1);
+    } finally {
+      await never.close();
+      await db.cleanup();
+    }
+  });
+
   it('aborts the commit with nothing applied when a row the run read changed underneath it', async () => {
     const db = await backend.fresh();
     const sql = await StagedSql.open(db.options(staging()));

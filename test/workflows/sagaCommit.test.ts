@@ -29,6 +29,7 @@ describe('the Shadow Booth saga commit on Temporal', () => {
   let tapes: string;
   let booth: BoothRuntime;
   let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  let failAt: string | null = null;
 
   beforeAll(async () => {
     base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-saga-'));
@@ -36,6 +37,11 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     // The demo's folders are reset in place before each test; the worker's booth points at them throughout.
     demo = await prepareAccountingDemo(path.join(base, 'demo'));
     booth = new BoothRuntime({
+      // A part that fails after doing its work, the way an activity whose every attempt crashed would end.
+      faultPoint: (point) => {
+        if (point === failAt)
+          throw ApplicationFailure.nonRetryable(`injected failure at ${point}`, 'InjectedFault');
+      },
       workspaceRoot: demo.workspace,
       stagingRoot: demo.staging,
       sqlite: demo.database,
@@ -73,6 +79,7 @@ describe('the Shadow Booth saga commit on Temporal', () => {
   });
 
   beforeEach(async () => {
+    failAt = null;
     await prepareAccountingDemo(demo.dir);
   });
 
@@ -217,6 +224,29 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       'mcp.call:commit',
       'mcp.call:compensate',
       'rollback:mcp:compensation',
+      'rollback:sql:compensation',
+      'rollback:files:compensation',
+      'rollback:all',
+    ]);
+  });
+
+  it('a SQL part that fails after its transaction committed is undone too, before the files', async () => {
+    const before = await fingerprint(demo);
+    const tablesBefore = await tablesDigest(demo);
+    failAt = 'sql:committed';
+    const { result, tape } = await run('boothAgent', { stage: stageAll('C-1001') });
+    const cause = failure(result);
+    expect(cause.type).toBe('CommitRolledBackError');
+    expect(cause.message).toContain('committing sql failed');
+    expect(cause.message).toContain('injected failure at sql:committed');
+    expect(await tablesDigest(demo)).toBe(tablesBefore);
+    expect(await readBalance(demo, 'C-1001')).toBe(0);
+    const after = await fingerprint(demo);
+    expect(after.workspace).toBe(before.workspace);
+    expect(after.outbox).toBe(before.outbox);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+    expect(kinds(tape).slice(-4)).toEqual([
+      'commit:files',
       'rollback:sql:compensation',
       'rollback:files:compensation',
       'rollback:all',
