@@ -46,6 +46,7 @@ export interface Dialect {
   listTables(db: Db): Promise<string[]>;
   /** True when triggers or views exist, so a statement may touch tables it does not name. */
   hasIndirection(db: Db): Promise<boolean>;
+  hasTable(db: Db, table: string): Promise<boolean>;
   fingerprint(db: Db, table: string): Promise<string>;
   exec(db: Db, sql: string, bindings: unknown, write: boolean): Promise<ExecResult>;
   /** Makes other writers wait until this transaction ends (SQLite: the write lock; pg: table locks). */
@@ -231,11 +232,14 @@ export function sqliteDialect(filename: string): Dialect {
       )) as { n: number }[];
       return Number(rows[0]?.n ?? 0) > 0;
     },
-    async fingerprint(db, table) {
-      const exists = (await db.raw("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [
+    async hasTable(db, table) {
+      const rows = (await db.raw("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [
         table,
       ])) as unknown[];
-      if (exists.length === 0) return 'absent';
+      return rows.length > 0;
+    },
+    async fingerprint(db, table) {
+      if (!(await this.hasTable(db, table))) return 'absent';
       const rows = (await db.raw(`SELECT * FROM ${quoteIdent(table)}`)) as Record<string, unknown>[];
       const lines = rows.map((r) => JSON.stringify(Object.values(r).map(encodeValue))).sort();
       return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
@@ -490,9 +494,12 @@ export function pgDialect(t: PgTarget): Dialect {
       );
       return Number(r.rows[0]?.n ?? 0) > 0;
     },
+    async hasTable(db, table) {
+      const r = await db.raw('SELECT to_regclass(?) AS r', [quoteIdent(table)]);
+      return r.rows[0]?.r !== null;
+    },
     async fingerprint(db, table) {
-      const exists = await db.raw('SELECT to_regclass(?) AS r', [quoteIdent(table)]);
-      if (exists.rows[0]?.r === null) return 'absent';
+      if (!(await dialect.hasTable(db, table))) return 'absent';
       const r = await db.raw(
         `SELECT count(*)::text AS n, coalesce(md5(string_agg(md5(x::text), ',' ORDER BY md5(x::text))), '') AS h FROM ${quoteIdent(table)} AS x`,
       );
@@ -507,10 +514,7 @@ export function pgDialect(t: PgTarget): Dialect {
     },
     async lock(trx, tables) {
       const present: string[] = [];
-      for (const name of tables) {
-        const r = await trx.raw('SELECT to_regclass(?) AS r', [quoteIdent(name)]);
-        if (r.rows[0]?.r !== null) present.push(name);
-      }
+      for (const name of tables) if (await dialect.hasTable(trx, name)) present.push(name);
       if (present.length > 0)
         await trx.raw(`LOCK TABLE ${present.map(quoteIdent).join(', ')} IN EXCLUSIVE MODE`);
     },

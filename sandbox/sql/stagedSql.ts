@@ -377,11 +377,7 @@ export class StagedSql {
       const s = this.state.session;
       const last = this.state.lastCommit?.applied ? this.state.lastCommit : null;
       if (s === null) return last;
-      const own = await this.dialect.real.transaction(async (trx) => {
-        if ((await this.dialect.fingerprint(trx, COMMITS)) === 'absent') return null;
-        const row = await this.commitRow(trx, s.id);
-        return row === null ? null : (JSON.parse(row.result) as SqlCommitResult);
-      });
+      const own = await this.appliedCommit(s);
       if (own !== null) return own;
       // Only an untouched session stands for "the last commit, retried"; one with statements is new work.
       return (await this.log(s)).length === 0 ? last : null;
@@ -476,11 +472,7 @@ export class StagedSql {
     await this.exclusive(async () => {
       const s = this.state.session;
       if (s === null) return;
-      const applied = await this.dialect.real.transaction(async (trx) => {
-        if ((await this.dialect.fingerprint(trx, COMMITS)) === 'absent') return false;
-        return (await this.commitRow(trx, s.id)) !== null;
-      });
-      if (applied)
+      if ((await this.appliedCommit(s)) !== null)
         throw new SqlConfigError(
           `session ${s.id} was already committed by an earlier attempt; call commit() to finish it (it returns recovered: true), or compensate() to undo it`,
         );
@@ -672,6 +664,14 @@ export class StagedSql {
       if (err instanceof SqlConflictError || err instanceof SqlReplayDivergedError) throw err;
       throw new SqlCommitFailedError(err);
     }
+  }
+
+  /** What the real database holds of this session's commit: its result, or null when it never applied. */
+  private async appliedCommit(s: Session): Promise<SqlCommitResult | null> {
+    const real = this.dialect.real;
+    if (!(await this.dialect.hasTable(real, COMMITS))) return null;
+    const row = await this.commitRow(real, s.id);
+    return row === null ? null : (JSON.parse(row.result) as SqlCommitResult);
   }
 
   private async commitRow(

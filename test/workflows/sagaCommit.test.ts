@@ -112,6 +112,19 @@ describe('the Shadow Booth saga commit on Temporal', () => {
             : f.kind;
       });
 
+  /**
+   * After a compensated commit: files and outbox are back byte for byte (the database file is not: it keeps the
+   * booth's record of the compensated commit) and no staging is left.
+   */
+  const expectFilesAndOutboxBack = async (before: Awaited<ReturnType<typeof fingerprint>>) => {
+    const after = await fingerprint(demo);
+    expect({ workspace: after.workspace, outbox: after.outbox }).toEqual({
+      workspace: before.workspace,
+      outbox: before.outbox,
+    });
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+  };
+
   const failure = (result: unknown) => {
     expect(result).toBeInstanceOf(WorkflowFailedError);
     const cause = (result as WorkflowFailedError).cause as ApplicationFailure;
@@ -204,14 +217,11 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(cause.type).toBe('CommitRolledBackError');
     expect(cause.message).toContain('committing mcp failed');
     expect(cause.message).toContain('C-404 cannot be reached');
-    const after = await fingerprint(demo);
-    expect(after.workspace).toBe(before.workspace);
-    expect(after.outbox).toBe(before.outbox);
+    await expectFilesAndOutboxBack(before);
     // The data is back; the file differs only by the booth's record of the compensated commit.
     expect(await tablesDigest(demo)).toBe(tablesBefore);
     expect(await readBalance(demo, 'C-1001')).toBe(0);
     expect(fs.existsSync(path.join(demo.workspace, 'notes'))).toBe(false);
-    expect(fs.readdirSync(demo.staging)).toEqual([]);
     expect(kinds(tape)).toEqual([
       'fs.mutation',
       'fs.mutation',
@@ -241,10 +251,7 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(cause.message).toContain('injected failure at sql:committed');
     expect(await tablesDigest(demo)).toBe(tablesBefore);
     expect(await readBalance(demo, 'C-1001')).toBe(0);
-    const after = await fingerprint(demo);
-    expect(after.workspace).toBe(before.workspace);
-    expect(after.outbox).toBe(before.outbox);
-    expect(fs.readdirSync(demo.staging)).toEqual([]);
+    await expectFilesAndOutboxBack(before);
     expect(kinds(tape).slice(-4)).toEqual([
       'commit:files',
       'rollback:sql:compensation',
@@ -263,13 +270,10 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     const cause = failure(result);
     expect(cause.message).toContain('committing sql failed');
     expect(cause.message).toContain('SqlConflictError');
-    const after = await fingerprint(demo);
-    expect(after.workspace).toBe(before.workspace);
-    expect(after.outbox).toBe(before.outbox);
+    await expectFilesAndOutboxBack(before);
     // The real database holds the concurrent change and nothing of the run.
     expect(await readBalance(demo, 'C-1001')).toBe(0);
     expect(kinds(tape).slice(-3)).toEqual(['commit:files', 'rollback:files:compensation', 'rollback:all']);
-    expect(fs.readdirSync(demo.staging)).toEqual([]);
   });
 
   it('a real file changed behind the run fails the files part first: nothing of the run lands anywhere', async () => {
