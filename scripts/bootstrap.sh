@@ -15,6 +15,7 @@ want=$(sha256sum package-lock.json | cut -d' ' -f1)
 have=$(cat node_modules/.jukebox-lock-sha256 2>/dev/null || true)
 if [ "$want" != "$have" ]; then
   echo "jukebox: installing node dependencies (npm ci)..." >&2
-  npm ci --no-audit --no-fund --loglevel=error >&2
+  # onnxruntime-node ships its CPU binaries; skip its postinstall fetch of optional CUDA ones from nuget.org.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >&2
   echo "$want" > node_modules/.jukebox-lock-sha256
 fi
