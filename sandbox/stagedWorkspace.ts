@@ -6,7 +6,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
-import { constants as C } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -21,11 +20,11 @@ import {
   writeJournal,
 } from './commit';
 import { isText, unifiedDiff } from './diff';
-import { atomicWrite, fsyncDir, isCode, lstatOrNull, sha256 } from './durable';
+import { atomicWrite, lstatOrNull, sha256 } from './durable';
+import { byRel, removeAt, summarize } from './entryChanges';
 import {
   CommitConflictError,
   CommitPendingError,
-  PathEscapeError,
   PathRefusedError,
   WorkspaceConfigError,
   WorkspaceFsError,
@@ -43,6 +42,8 @@ import {
   saveManifest,
 } from './manifest';
 import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
+import { readReal, realLstat } from './realTree';
+import { canonicalStaging, DISCARDED_INFIX, findRetired, removeRetired } from './stagingFolder';
 
 export interface StagedWorkspaceOptions {
   /** The real directory agents work in. Must exist. */
@@ -118,8 +119,6 @@ type Resolved = {
 };
 
 const NOENT = new Set(['ENOENT', 'ENOTDIR']);
-/** Between a staging folder's name and the random suffix of the folder discard() moves it to. */
-const DISCARDED_INFIX = '.discarded-';
 
 /** Marks the async context of a stageBatch() callback, so only its own calls join the batch. */
 const batchScope = new AsyncLocalStorage<{ ws: StagedWorkspace; next: Record<string, Entry> }>();
@@ -198,7 +197,8 @@ export class StagedWorkspace {
     const roots = [...new Set([path.resolve(o.root), root])];
     const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
     // In the background: open stays O(1), and reclaimed() covers it.
-    if (ws.stagingRel === null) ws.reclaiming = ws.findRetired().then((dirs) => ws.removeRetired(dirs));
+    if (ws.stagingRel === null)
+      ws.reclaiming = findRetired(ws.stagingDir).then((dirs) => ws.removeRetired(dirs));
     return ws;
   }
 
@@ -533,24 +533,8 @@ export class StagedWorkspace {
   }
 
   private async removeRetired(retired: string[]): Promise<void> {
-    if (retired.length === 0) return;
-    try {
-      for (const dir of retired) await fs.rm(dir, { recursive: true, force: true });
-      await fsyncDir(path.dirname(this.stagingDir));
-    } catch (err) {
-      if (!isCode(err, 'ENOENT')) this.reclaimError ??= err;
-    }
-  }
-
-  /** Folders a process that crashed between discard() and its background deletion left beside the staging area. */
-  private async findRetired(): Promise<string[]> {
-    const parent = path.dirname(this.stagingDir);
-    const prefix = `${path.basename(this.stagingDir)}${DISCARDED_INFIX}`;
-    try {
-      return (await fs.readdir(parent)).filter((n) => n.startsWith(prefix)).map((n) => path.join(parent, n));
-    } catch {
-      return [];
-    }
+    const err = await removeRetired(this.stagingDir, retired);
+    if (err !== null) this.reclaimError ??= err;
   }
 
   private async dropStaging(): Promise<void> {
@@ -618,14 +602,14 @@ export class StagedWorkspace {
    */
   private async resolve(rel: Rel, input: string, entries = this.entries): Promise<Resolved> {
     let hidden = false;
-    let real: Stats | null = await this.realLstat([], input);
+    let real: Stats | null = await realLstat(this.root, this.roots, [], input);
     for (let i = 0; i < rel.length; i++) {
       const prefix = rel.slice(0, i + 1);
       const key = relKey(prefix);
       const last = i === rel.length - 1;
       const entry = entries[key];
       const realIrrelevant = entry !== undefined && (entry.kind !== 'dir' || entry.opaque);
-      real = hidden || realIrrelevant ? null : await this.realLstat(prefix, input);
+      real = hidden || realIrrelevant ? null : await realLstat(this.root, this.roots, prefix, input);
       let type: Resolved['type'];
       if (entry !== undefined) type = entry.kind === 'whiteout' ? 'none' : entry.kind;
       else type = real === null ? 'none' : real.isDirectory() ? 'dir' : 'file';
@@ -635,37 +619,6 @@ export class StagedWorkspace {
       if (entry?.kind === 'dir' && (entry.opaque || real === null || !real.isDirectory())) hidden = true;
     }
     return { rel, key: '', input, entry: undefined, real, hidden: false, type: 'dir' };
-  }
-
-  private async realLstat(prefix: Rel, input: string): Promise<Stats | null> {
-    const p = path.join(this.root, ...prefix);
-    const st = await lstatOrNull(p);
-    if (st === null) return null;
-    if (st.isSymbolicLink()) {
-      const target = await fs.readlink(p);
-      const abs = path.resolve(path.dirname(p), target);
-      let landed = abs;
-      try {
-        landed = await fs.realpath(abs);
-      } catch {
-        // A dangling link is judged by where it points lexically.
-      }
-      const where = relKey(prefix);
-      if (!this.roots.some((r) => isWithin(r, landed)))
-        throw new PathEscapeError(input, 'symlink-outside-root', `${where} is a symlink to ${target}`);
-      throw new PathRefusedError(
-        input,
-        'symlink',
-        `${where} is a symlink (to ${target}, inside the root); the booth does not follow symlinks, use the target path`,
-      );
-    }
-    if (!st.isFile() && !st.isDirectory())
-      throw new PathRefusedError(
-        input,
-        'special-file',
-        `${relKey(prefix)} is a device, FIFO or socket; only regular files and directories are accessible`,
-      );
-    return st;
   }
 
   private checkHardLink(r: Resolved, what: string): void {
@@ -689,31 +642,7 @@ export class StagedWorkspace {
     const e = r.entry;
     if (e?.kind === 'file') return this.readBlob(e.hash);
     if (policy) this.checkHardLink(r, 'reading its content');
-    return this.readReal(r.rel, r.real!, r.input);
-  }
-
-  /**
-   * O_NOFOLLOW + O_NONBLOCK, then fstat against the earlier lstat: if the file was swapped for a link or a FIFO
-   * since the walk, the open fails or the inode differs, instead of reading through it or hanging.
-   */
-  private async readReal(rel: Rel, st: Stats, input: string): Promise<Buffer> {
-    const p = path.join(this.root, ...rel);
-    let fh: fs.FileHandle;
-    try {
-      fh = await fs.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-    } catch (err) {
-      if (isCode(err, 'ELOOP'))
-        throw new PathRefusedError(input, 'symlink', `${relKey(rel)} became a symlink while being opened`);
-      throw err;
-    }
-    try {
-      const now = await fh.stat();
-      if (!now.isFile() || now.ino !== st.ino || now.dev !== st.dev)
-        throw new WorkspaceFsError(input, 'EINVAL', 'was replaced while being opened; retry the read');
-      return await fh.readFile();
-    } finally {
-      await fh.close();
-    }
+    return readReal(this.root, r.rel, r.real!, r.input);
   }
 
   private async readBlob(hash: string): Promise<Buffer> {
@@ -746,7 +675,7 @@ export class StagedWorkspace {
     if (r.hidden) return { type: 'hidden' };
     if (r.real === null) return { type: 'none' };
     if (r.real.isDirectory()) return { type: 'dir', mode: r.real.mode & 0o7777 };
-    const data = await this.readReal(r.rel, r.real, r.input);
+    const data = await readReal(this.root, r.rel, r.real, r.input);
     return { type: 'file', hash: sha256(data), size: data.byteLength, mode: r.real.mode & 0o7777 };
   }
 
@@ -825,53 +754,10 @@ export class StagedWorkspace {
       const rel = keyRel(key);
       const st = await lstatOrNull(path.join(this.root, ...rel));
       if (st === null || !st.isFile()) return null;
-      const data = await this.readReal(rel, st, key);
+      const data = await readReal(this.root, rel, st, key);
       return sha256(data) === hash ? data : null;
     } catch {
       return null;
-    }
-  }
-}
-
-/**
- * Drops everything staged at and below `key`; a whiteout is needed only when the real tree had something there
- * when first staged, otherwise the path simply leaves the change set.
- */
-function removeAt(entries: Record<string, Entry>, key: string, base: Base): void {
-  const prefix = `${key}/`;
-  for (const k of Object.keys(entries)) if (k === key || k.startsWith(prefix)) delete entries[k];
-  if (base.type === 'file' || base.type === 'dir') entries[key] = { kind: 'whiteout', op: 'delete', base };
-}
-
-function byRel(a: string, b: string): number {
-  const x = keyRel(a);
-  const y = keyRel(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
-  return x.length - y.length;
-}
-
-function summarize(c: Change): string {
-  const from = c.from !== undefined ? ` (from ${c.from})` : '';
-  if (c.after.type === 'none') return `delete ${c.path}: ${c.before.type}, ${c.bytesBefore} bytes before`;
-  if (c.after.type === 'dir') return `${c.op} ${c.path}/${from}: directory, mode ${c.after.mode.toString(8)}`;
-  let lines = '';
-  if (c.diff !== undefined) {
-    const body = c.diff.split('\n').slice(2);
-    const plus = body.filter((l) => l.startsWith('+')).length;
-    const minus = body.filter((l) => l.startsWith('-')).length;
-    lines = `, +${plus} -${minus} lines`;
-  }
-  return `${c.op} ${c.path}${from}: ${c.bytesBefore} -> ${c.bytesAfter} bytes, mode ${c.after.mode.toString(8)}${lines}`;
-}
-
-async function canonicalStaging(p: string): Promise<string> {
-  try {
-    return await fs.realpath(p);
-  } catch {
-    try {
-      return path.join(await fs.realpath(path.dirname(p)), path.basename(p));
-    } catch {
-      return p;
     }
   }
 }

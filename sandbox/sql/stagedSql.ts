@@ -7,7 +7,7 @@
  * place to check they still return what the run saw, checks the replay produced the shadow's rows, and stores an
  * undo image next to an idempotency marker in that same transaction. See docs/shadow-booth.md.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
@@ -15,13 +15,16 @@ import { currentActivityTape } from '../../recorder/activityTape';
 import { atomicWriteJson, lstatOrNull } from '../durable';
 import { StagingCorruptError } from '../errors';
 import {
-  type Dialect,
-  pgDialect,
-  quoteIdent,
-  type RowImage,
-  sqliteDialect,
-  type WrittenRow,
-} from './dialect';
+  COUNTED_VERBS,
+  type CommitPlan,
+  parseImages,
+  planCommit,
+  RECHECKED_READS,
+  resultHash,
+  rowCount,
+  type StoredImages,
+} from './commitPlan';
+import { type Dialect, quoteIdent } from './dialect';
 import {
   SqlCommitFailedError,
   SqlCompensationError,
@@ -31,8 +34,20 @@ import {
   SqlReplayDivergedError,
   SqlStatementError,
 } from './errors';
+import { pgDialect } from './pgDialect';
+import {
+  COMMITS,
+  LOG,
+  type LoggedStatement,
+  loadState,
+  MARKER,
+  type Session,
+  STATE_FILE,
+  type State,
+} from './sessionState';
+import { sqliteDialect } from './sqliteDialect';
 import { analyze, type Client } from './statement';
-import { type Bindings, decodeBindings, type Encoded, encodeBindings, encodeValue } from './values';
+import { type Bindings, decodeBindings, type Encoded, encodeBindings } from './values';
 
 export interface StagedSqlOptions {
   client: Client;
@@ -91,73 +106,6 @@ export interface SqlCompensateResult {
   tables: string[];
   /** True when an earlier call had already undone it. */
   recovered: boolean;
-}
-
-type Session = {
-  id: string;
-  shadow: string;
-  base: Record<string, string>;
-  indirection: boolean;
-};
-
-type LoggedStatement = StagedStatement & { names: string[]; verb: string; result: string | null };
-
-type State = {
-  format: typeof STATE_FORMAT;
-  client: Client;
-  target: string;
-  session: Session | null;
-  /** The last session this staging dir applied: a commit() retried after its session ended must still report it. */
-  lastCommit?: SqlCommitResult | null;
-};
-
-// 2: the shadow carries row-tracking triggers and the log stores read results; a /1 session lacks both.
-const STATE_FORMAT = 'jukebox-staged-sql/2';
-const STATE_FILE = 'sql-state.json';
-const MARKER = 'JUKEBOX_STAGED_SQL';
-const COMMITS = '_jukebox_commits';
-const LOG = '_jukebox_log';
-
-function rowCount(fp: string): number | null {
-  return fp === 'absent' ? null : Number(fp.split(':')[0]);
-}
-
-/** Order-insensitive: the same rows read back from another physical layout must compare equal. */
-function resultHash(rows: readonly Record<string, unknown>[]): string {
-  const lines = rows.map((r) => JSON.stringify(encodeValue(r))).sort();
-  return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
-}
-
-/** Statements whose rowsAffected is a real count on both databases (SQLite's changes() is stale after DDL). */
-const COUNTED_VERBS = new Set(['insert', 'update', 'delete', 'replace', 'merge', 'with']);
-/** Reads whose results are rows of tables, re-run at commit. */
-const RECHECKED_READS = new Set(['select', 'with', 'values']);
-/** Statements after which a table's rows cannot be matched to the snapshot's by key. */
-const SCHEMA_VERBS = new Set(['create', 'drop', 'alter', 'truncate']);
-
-/** What `_jukebox_commits` keeps per commit, for both `undo` (before) and `after`. */
-interface StoredImages {
-  format: 2;
-  /** Tables compared whole: full contents (undo), fingerprint (after); null/absent when the table did not exist. */
-  tables: Record<string, Encoded | null>;
-  /** Row-tracked tables: the written rows by key, before the commit (undo) or after it (after); null: absent. */
-  rows: Record<string, RowImage[]>;
-}
-
-function parseImages(json: string): StoredImages {
-  const v = JSON.parse(json) as StoredImages | Record<string, Encoded | null>;
-  if ((v as StoredImages).format === 2) return v as StoredImages;
-  // Written by the table-level version: every entry is a whole table.
-  return { format: 2, tables: v as Record<string, Encoded | null>, rows: {} };
-}
-
-/** How commit() checks one session, worked out from the shadow before the real transaction opens. */
-interface CommitPlan {
-  touched: string[];
-  whole: string[];
-  shadowAfter: Record<string, string>;
-  /** Row-tracked tables: each written key, its pre-image, and the shadow's row now. */
-  rows: Map<string, { key: string; pre: string | null; shadow: string | null }[]>;
 }
 
 export class StagedSql {
@@ -354,10 +302,10 @@ export class StagedSql {
       const writes = log.filter((x) => x.kind === 'write');
       let result: SqlCommitResult;
       if (writes.length === 0) {
-        const plan = await this.plan(s, log);
+        const plan = await planCommit(this.dialect, this.shadow(s), s, log);
         result = { ...base, tables: plan.touched };
       } else {
-        result = await this.applyToReal(s, log, await this.plan(s, log), base);
+        result = await this.applyToReal(s, log, await planCommit(this.dialect, this.shadow(s), s, log), base);
         await this.fault('commit:applied');
       }
       await this.endSession(s, result.applied ? result : undefined);
@@ -489,62 +437,6 @@ export class StagedSql {
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────────────────
-
-  /**
-   * Which tables commit() checks row by row and which whole. Row by row: tables that existed at the snapshot,
-   * still exist, have a primary key and no DDL touched them, when the database has no triggers or views (those
-   * can write tables a statement does not name). Tables only read need no table check: their reads are re-run.
-   */
-  private async plan(s: Session, log: LoggedStatement[]): Promise<CommitPlan> {
-    const d = this.dialect;
-    const shadow = this.shadow(s);
-    const shadowTables = new Set(await d.listTables(shadow));
-    const known = new Set([...Object.keys(s.base), ...shadowTables]);
-    const written: WrittenRow[] = await d.writtenRows(shadow);
-    const named = new Set(log.flatMap((x) => x.names).filter((n) => known.has(n)));
-    const writtenTables = new Set(
-      log.filter((x) => x.kind === 'write').flatMap((x) => x.names.filter((n) => known.has(n))),
-    );
-    // Foreign-key cascades write tables the statement does not name; the triggers saw them.
-    for (const r of written) {
-      if (!known.has(r.table)) continue;
-      named.add(r.table);
-      writtenTables.add(r.table);
-    }
-    const touched = s.indirection ? [...known].sort() : [...named].sort();
-    const schemaChanged = new Set(log.filter((x) => SCHEMA_VERBS.has(x.verb)).flatMap((x) => x.names));
-    const byTable = new Map<string, WrittenRow[]>();
-    for (const r of written) byTable.set(r.table, [...(byTable.get(r.table) ?? []), r]);
-    const whole: string[] = [];
-    const rows: CommitPlan['rows'] = new Map();
-    for (const t of touched) {
-      if (!s.indirection && !writtenTables.has(t)) continue;
-      const tracked =
-        !s.indirection &&
-        t in s.base &&
-        shadowTables.has(t) &&
-        !schemaChanged.has(t) &&
-        (await d.keyColumns(shadow, t)) !== null &&
-        !(byTable.get(t) ?? []).some((r) => d.keyHasNull(r.key));
-      if (!tracked) {
-        whole.push(t);
-        continue;
-      }
-      const keyed = byTable.get(t) ?? [];
-      const now = await d.rowImages(
-        shadow,
-        t,
-        keyed.map((r) => r.key),
-      );
-      rows.set(
-        t,
-        keyed.map((r, i) => ({ key: r.key, pre: r.pre, shadow: now[i] ?? null })),
-      );
-    }
-    const shadowAfter: Record<string, string> = {};
-    for (const t of whole) shadowAfter[t] = await d.fingerprint(shadow, t);
-    return { touched, whole, shadowAfter, rows };
-  }
 
   private async applyToReal(
     s: Session,
@@ -758,37 +650,4 @@ export class StagedSql {
     this.queue = run.catch(() => {});
     return run;
   }
-}
-
-async function loadState(stagingDir: string, dialect: Dialect): Promise<State> {
-  const fresh: State = {
-    format: STATE_FORMAT,
-    client: dialect.client,
-    target: dialect.target,
-    session: null,
-  };
-  const st = await lstatOrNull(stagingDir);
-  if (st === null) return fresh;
-  if (!st.isDirectory())
-    throw new SqlConfigError(`stagingDir ${stagingDir} is not a directory; pick another path`);
-  const names = await fs.readdir(stagingDir);
-  if (names.length > 0 && !names.includes(MARKER))
-    throw new SqlConfigError(
-      `stagingDir ${stagingDir} is a non-empty directory that is not a StagedSql staging area (no ${MARKER}); pick an empty or new path`,
-    );
-  const file = path.join(stagingDir, STATE_FILE);
-  let state: State;
-  try {
-    state = JSON.parse(await fs.readFile(file, 'utf8')) as State;
-  } catch (err) {
-    if ((err as { code?: string }).code === 'ENOENT') return fresh;
-    throw new StagingCorruptError(file, 'is not valid JSON', err);
-  }
-  if (state.format !== STATE_FORMAT)
-    throw new StagingCorruptError(file, `unknown format ${String(state.format)}`);
-  if (state.target !== dialect.target)
-    throw new SqlConfigError(
-      `stagingDir ${stagingDir} stages changes for ${state.target}, not ${dialect.target}; use another stagingDir`,
-    );
-  return state;
 }

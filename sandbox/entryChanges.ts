@@ -1,0 +1,35 @@
+/** Pure operations on a manifest's entries and the change set built from them. */
+import type { Base, Entry } from './manifest';
+import { keyRel } from './paths';
+import type { Change } from './stagedWorkspace';
+
+/**
+ * Drops everything staged at and below `key`; a whiteout is needed only when the real tree had something there
+ * when first staged, otherwise the path simply leaves the change set.
+ */
+export function removeAt(entries: Record<string, Entry>, key: string, base: Base): void {
+  const prefix = `${key}/`;
+  for (const k of Object.keys(entries)) if (k === key || k.startsWith(prefix)) delete entries[k];
+  if (base.type === 'file' || base.type === 'dir') entries[key] = { kind: 'whiteout', op: 'delete', base };
+}
+
+export function byRel(a: string, b: string): number {
+  const x = keyRel(a);
+  const y = keyRel(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  return x.length - y.length;
+}
+
+export function summarize(c: Change): string {
+  const from = c.from !== undefined ? ` (from ${c.from})` : '';
+  if (c.after.type === 'none') return `delete ${c.path}: ${c.before.type}, ${c.bytesBefore} bytes before`;
+  if (c.after.type === 'dir') return `${c.op} ${c.path}/${from}: directory, mode ${c.after.mode.toString(8)}`;
+  let lines = '';
+  if (c.diff !== undefined) {
+    const body = c.diff.split('\n').slice(2);
+    const plus = body.filter((l) => l.startsWith('+')).length;
+    const minus = body.filter((l) => l.startsWith('-')).length;
+    lines = `, +${plus} -${minus} lines`;
+  }
+  return `${c.op} ${c.path}${from}: ${c.bytesBefore} -> ${c.bytesAfter} bytes, mode ${c.after.mode.toString(8)}${lines}`;
+}

@@ -1,0 +1,255 @@
+/** The SQLite side of the staged database: the shadow is a `VACUUM INTO` copy of the file, tracked by TEMP triggers. */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import { type Db, type Dialect, INTERNAL, quoteIdent, TABLES_LOG, type WrittenRow } from './dialect';
+import { SQLITE_WRITTEN_DDL, sqliteRowObject, sqliteTrackingDdl, WRITTEN } from './rowTracking';
+import { type Encoded, encodeValue } from './values';
+
+function sqliteKnex(filename: string): Knex {
+  return knexFactory({
+    client: 'sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (
+        conn: { run(sql: string, cb: (err: unknown) => void): void },
+        done: (err: unknown, c: unknown) => void,
+      ) => conn.run('PRAGMA busy_timeout = 5000', (err) => done(err, conn)),
+    },
+  });
+}
+
+type SqliteConnection = {
+  run(sql: string, params: unknown[], cb: (err: unknown) => void): void;
+  all(sql: string, params: unknown[], cb: (err: unknown, rows: unknown[]) => void): void;
+  exec(sql: string, cb: (err: unknown) => void): void;
+};
+
+/** Creates the TEMP tracking triggers; they live only on this connection, never in the shadow's sqlite_master. */
+async function installSqliteTracking(conn: SqliteConnection): Promise<void> {
+  const run = (sql: string, params: unknown[] = []) =>
+    new Promise<void>((resolve, reject) => conn.run(sql, params, (err) => (err ? reject(err) : resolve())));
+  const all = <T>(sql: string, params: unknown[] = []) =>
+    new Promise<T[]>((resolve, reject) =>
+      conn.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))),
+    );
+  await run('PRAGMA busy_timeout = 5000');
+  // A REPLACE (statement or ON CONFLICT REPLACE constraint) deletes rows that block it; only with recursive
+  // triggers do those deletes fire the tracking triggers. With user triggers present that would change what
+  // they do on the shadow, so it stays off then (every table is compared whole in that case anyway).
+  const user = await all<{ n: number }>(
+    "SELECT count(*) AS n FROM main.sqlite_master WHERE type = 'trigger'",
+  );
+  if (Number(user[0]?.n ?? 0) === 0) await run('PRAGMA recursive_triggers = ON');
+  await run(SQLITE_WRITTEN_DDL);
+  const tables = await all<{ name: string }>(
+    "SELECT name FROM main.sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' AND substr(name, 1, 9) <> ? AND upper(substr(sql, 1, 14)) <> 'CREATE VIRTUAL'",
+    [INTERNAL],
+  );
+  for (const { name } of tables) {
+    const info = await all<{ name: string; pk: number }>(
+      "SELECT name, pk FROM pragma_table_info(?, 'main') ORDER BY cid",
+      [name],
+    );
+    const keys = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+    if (keys.length === 0) continue;
+    await new Promise<void>((resolve, reject) =>
+      conn.exec(
+        sqliteTrackingDdl(
+          name,
+          info.map((c) => c.name),
+          keys.map((c) => c.name),
+        ),
+        (err) => (err ? reject(err) : resolve()),
+      ),
+    );
+  }
+}
+
+function sqliteShadowKnex(filename: string): Knex {
+  return knexFactory({
+    client: 'sqlite3',
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: SqliteConnection, done: (err: unknown, c: unknown) => void) => {
+        installSqliteTracking(conn).then(
+          () => done(null, conn),
+          (err) => done(err, conn),
+        );
+      },
+    },
+  });
+}
+
+/** A value as SQLite's quote() wrote it; anything else in a stored key or image means the record was tampered with. */
+const SQLITE_LITERAL = /^(NULL|[-+0-9.eE]+|'(?:[^']|'')*'|X'[0-9A-Fa-f]*')$/;
+
+function sqliteLiterals(json: string): [string, string][] {
+  const entries = Object.entries(JSON.parse(json) as Record<string, string>);
+  for (const [, v] of entries)
+    if (typeof v !== 'string' || !SQLITE_LITERAL.test(v))
+      throw new Error(`row record ${json} holds a value that is not an SQL literal`);
+  return entries;
+}
+
+async function sqliteColumns(db: Db, table: string): Promise<string[]> {
+  const rows = (await db.raw("SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid", [table])) as {
+    name: string;
+  }[];
+  return rows.map((r) => r.name);
+}
+
+export function sqliteDialect(filename: string): Dialect {
+  const real = sqliteKnex(filename);
+  return {
+    client: 'sqlite3',
+    target: `sqlite3:${filename}`,
+    real,
+    forbiddenSchemas: async () => new Set<string>(),
+    async createShadow(sessionId, stagingDir) {
+      const file = path.join(stagingDir, `shadow-${sessionId}.sqlite`);
+      const tmp = `${file}.tmp`;
+      await fs.rm(tmp, { force: true });
+      // VACUUM INTO writes a transactionally consistent copy even while others write the real file.
+      await real.raw('VACUUM INTO ?', [tmp]);
+      const fh = await fs.open(tmp, 'r');
+      await fh.sync();
+      await fh.close();
+      await fs.rename(tmp, file);
+      const shadow = sqliteKnex(file);
+      try {
+        await shadow.raw(this.logDdl());
+      } finally {
+        await shadow.destroy();
+      }
+      return file;
+    },
+    openShadow: (shadow) => sqliteShadowKnex(shadow),
+    async dropShadow(shadow) {
+      for (const suffix of ['', '-journal', '-wal', '-shm']) await fs.rm(shadow + suffix, { force: true });
+    },
+    async listTables(db) {
+      const rows = (await db.raw(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' AND substr(name, 1, 9) <> ? ORDER BY name",
+        [INTERNAL],
+      )) as { name: string }[];
+      return rows.map((r) => r.name);
+    },
+    async hasIndirection(db) {
+      const rows = (await db.raw(
+        "SELECT count(*) AS n FROM sqlite_master WHERE type IN ('trigger', 'view')",
+      )) as { n: number }[];
+      return Number(rows[0]?.n ?? 0) > 0;
+    },
+    async hasTable(db, table) {
+      const rows = (await db.raw("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?", [
+        table,
+      ])) as unknown[];
+      return rows.length > 0;
+    },
+    async fingerprint(db, table) {
+      if (!(await this.hasTable(db, table))) return 'absent';
+      const rows = (await db.raw(`SELECT * FROM ${quoteIdent(table)}`)) as Record<string, unknown>[];
+      const lines = rows.map((r) => JSON.stringify(Object.values(r).map(encodeValue))).sort();
+      return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
+    },
+    async exec(db, sql, bindings, write) {
+      const rows = (await db.raw(sql, bindings as never)) as Record<string, unknown>[];
+      let rowsAffected = 0;
+      if (write) {
+        const ch = (await db.raw('SELECT changes() AS n')) as { n: number }[];
+        rowsAffected = Number(ch[0]?.n ?? 0);
+      }
+      return { rows: Array.isArray(rows) ? rows : [], rowsAffected };
+    },
+    async lock(trx) {
+      // A write statement takes SQLite's RESERVED lock now, so no other writer can commit until we end.
+      await trx.raw(`DELETE FROM ${quoteIdent(`${INTERNAL}commits`)} WHERE 0`);
+    },
+    async image(trx, table) {
+      const rows = (await trx.raw(`SELECT * FROM ${quoteIdent(table)}`)) as Record<string, unknown>[];
+      return rows.map((r) => encodeValue(r));
+    },
+    async restore(trx, table, image) {
+      await trx.raw(`DELETE FROM ${quoteIdent(table)}`);
+      for (const e of image as Encoded[]) {
+        const row = (e as { $object: Record<string, Encoded> }).$object;
+        const cols = Object.keys(row);
+        if (cols.length === 0) continue;
+        const values = cols.map((c) => {
+          const v = row[c]!;
+          return v !== null && typeof v === 'object' && '$bytes' in v
+            ? Buffer.from(String(v.$bytes), 'base64')
+            : v;
+        });
+        await trx.raw(
+          `INSERT INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+          values as never,
+        );
+      }
+    },
+    // SQLite's AUTOINCREMENT counters live in sqlite_sequence, which rolls back with the statement.
+    sequencePositions: async () => [],
+    resetSequences: async () => {},
+    async keyColumns(db, table) {
+      const rows = (await db.raw(
+        "SELECT name, pk FROM pragma_table_info(?, 'main') WHERE pk > 0 ORDER BY pk",
+        [table],
+      )) as { name: string }[];
+      return rows.length === 0 ? null : rows.map((r) => r.name);
+    },
+    async writtenRows(shadow) {
+      const rows = (await shadow.raw(
+        `SELECT tbl AS "table", key, pre FROM main.${WRITTEN} ORDER BY tbl, key`,
+      )) as WrittenRow[];
+      return rows.map((r) => ({ table: r.table, key: r.key, pre: r.pre ?? null }));
+    },
+    async rowImages(db, table, keys) {
+      const cols = await sqliteColumns(db, table);
+      const out: (string | null)[] = [];
+      for (const key of keys) {
+        const where = sqliteLiterals(key)
+          .map(([c, v]) => `${quoteIdent(c)} = ${v}`)
+          .join(' AND ');
+        const rows = (await db.raw(
+          `SELECT ${sqliteRowObject('', cols)} AS img FROM main.${quoteIdent(table)} WHERE ${where}`,
+        )) as { img: string }[];
+        out.push(rows[0]?.img ?? null);
+      }
+      return out;
+    },
+    async restoreRows(trx, table, rows) {
+      const T = `main.${quoteIdent(table)}`;
+      for (const { key } of rows) {
+        const where = sqliteLiterals(key)
+          .map(([c, v]) => `${quoteIdent(c)} = ${v}`)
+          .join(' AND ');
+        await trx.raw(`DELETE FROM ${T} WHERE ${where}`);
+      }
+      for (const { image } of rows) {
+        if (image === null) continue;
+        const entries = sqliteLiterals(image);
+        await trx.raw(
+          `INSERT INTO ${T} (${entries.map(([c]) => quoteIdent(c)).join(', ')}) VALUES (${entries.map(([, v]) => v).join(', ')})`,
+        );
+      }
+    },
+    describeKey: (key) =>
+      Object.entries(JSON.parse(key) as Record<string, string>)
+        .map(([c, v]) => `${c}=${v}`)
+        .join(', '),
+    keyHasNull: (key) => Object.values(JSON.parse(key) as Record<string, string>).includes('NULL'),
+    logDdl: () =>
+      `CREATE TABLE IF NOT EXISTS ${TABLES_LOG} (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, statement TEXT NOT NULL, params TEXT NOT NULL, rows_affected INTEGER NOT NULL, names TEXT NOT NULL, verb TEXT NOT NULL, result TEXT)`,
+    commitsDdl: () =>
+      `CREATE TABLE IF NOT EXISTS ${INTERNAL}commits (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL, result TEXT NOT NULL, undo TEXT NOT NULL, after TEXT NOT NULL, compensated_at TEXT)`,
+    close: () => real.destroy(),
+  };
+}
