@@ -176,7 +176,10 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       if (unsettled && patched('jukebox.rollback-unsettled-staging'))
         await booth.discardUnsettled(started, takeObservations());
       await recordOutcome({ status: 'completed', result: output });
-      await recordOutcome({ status: 'completed', result: output });
+      // Runs recorded before this patch sealed the outcome a second time (a no-op on a sealed tape); their
+      // histories hold that second activity, so they replay only if it is issued again for them.
+      if (!patched('jukebox.record-outcome-once'))
+        await recordOutcome({ status: 'completed', result: output });
       return { output, steps };
     } catch (err) {
       // Whatever failed (a step, the agent's own typed error, a breaker trip), nothing it staged survives it.
