@@ -10,6 +10,7 @@ import { recordingSuite } from './suites/recording';
 import { replaySuite } from './suites/replay';
 import { shadowBoothSuite } from './suites/shadowBooth';
 import { tapeFormatSuite } from './suites/tapeFormat';
+import { tapeListingSuite } from './suites/tapeListing';
 
 const suites = [
   tapeFormatSuite,
@@ -20,6 +21,7 @@ const suites = [
   breakerSuite,
   proxySuite,
   replaySuite,
+  tapeListingSuite,
 ];
 
 async function main() {

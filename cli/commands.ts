@@ -1,23 +1,23 @@
-/** Every `jbx` command, declared in one place. */
+/**
+ * Every `jbx` command, declared in one place. A command's module is loaded only when that command runs (help
+ * loads them all), so a quick command such as `jbx ls` does not pay for the Temporal worker, OpenTelemetry
+ * and model clients that other commands import.
+ */
 import type { CommandSpec } from './command';
-import { diffCommand } from './diff';
-import { exportCommand } from './export';
-import { forkCommand } from './fork';
-import { lsCommand } from './ls';
-import { proxyCommand } from './proxy';
-import { replayCommand } from './replay';
-import { serverCommand } from './server';
-import { showCommand } from './show';
-import { verifyCommand } from './verify';
 
-export const commands: CommandSpec[] = [
-  serverCommand,
-  lsCommand,
-  showCommand,
-  verifyCommand,
-  proxyCommand,
-  exportCommand,
-  replayCommand,
-  forkCommand,
-  diffCommand,
+export interface CommandEntry {
+  name: string;
+  load(): CommandSpec;
+}
+
+export const commands: CommandEntry[] = [
+  { name: 'server', load: () => (require('./server') as typeof import('./server')).serverCommand },
+  { name: 'ls', load: () => (require('./ls') as typeof import('./ls')).lsCommand },
+  { name: 'show', load: () => (require('./show') as typeof import('./show')).showCommand },
+  { name: 'verify', load: () => (require('./verify') as typeof import('./verify')).verifyCommand },
+  { name: 'proxy', load: () => (require('./proxy') as typeof import('./proxy')).proxyCommand },
+  { name: 'export', load: () => (require('./export') as typeof import('./export')).exportCommand },
+  { name: 'replay', load: () => (require('./replay') as typeof import('./replay')).replayCommand },
+  { name: 'fork', load: () => (require('./fork') as typeof import('./fork')).forkCommand },
+  { name: 'diff', load: () => (require('./diff') as typeof import('./diff')).diffCommand },
 ];

@@ -8,7 +8,7 @@ function help(): string {
   return [
     'usage: jbx COMMAND [options]',
     '',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.load().summary}`),
     '',
     'exit codes: 0 ok, 1 operation failed, 2 usage error, 3 tape damaged',
   ].join('\n');
@@ -20,8 +20,9 @@ async function run(argv: string[]): Promise<number> {
     process.stdout.write(`${help()}\n`);
     return name ? ExitCode.ok : ExitCode.usage;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) throw new ExitError(ExitCode.usage, `unknown command ${JSON.stringify(name)}\n\n${help()}`);
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) throw new ExitError(ExitCode.usage, `unknown command ${JSON.stringify(name)}\n\n${help()}`);
+  const command = entry.load();
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });

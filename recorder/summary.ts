@@ -15,6 +15,8 @@ export interface TapeSummary {
   frames: number;
   /** `completed` / `failed` / `cancelled` from the outcome, `running` when unsealed, `damaged` on a bad frame. */
   outcome: string;
+  /** The circuit breaker tripped during the run (a `breaker.trip` frame), whatever the outcome. */
+  tripped: boolean;
   tokens: { input: number; output: number };
   /** Sum of the known llm.response costs (USD); null when none had a price. */
   cost: number | null;
@@ -38,6 +40,7 @@ export function summarizeTape(
     steps: 0,
     frames: 0,
     outcome: 'running',
+    tripped: false,
     tokens: { input: 0, output: 0 },
     cost: null,
     bytes,
@@ -69,6 +72,7 @@ export function summarizeTape(
         s.tokens.output += u?.outputTokens ?? 0;
         if (typeof p.cost === 'number') s.cost = (s.cost ?? 0) + p.cost;
       } else if (f.kind === 'outcome') s.outcome = String(p.status ?? 'unknown');
+      else if (f.kind === 'breaker.trip') s.tripped = true;
     }
     if (cursor.tornTail) s.problem = `torn tail at byte ${cursor.tornTail.offset}`;
   } catch (err) {
