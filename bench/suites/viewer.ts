@@ -1,0 +1,192 @@
+/**
+ * `jbx view` on a large run: a 2,000-step tape (1,000 streamed model calls, 1,000 tool calls, a staged file
+ * write every 50 steps) opened in headless Chromium, from navigation until every timeline row is in the DOM.
+ * Peers measured in the same run: Chromium opening the run's plain JSON from the same server (the data alone,
+ * no page), and `jbx show` printing the same tape in a terminal (a fresh process, as a person runs it).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import type { LlmRequest, LlmResponse } from '../../llm/types';
+import { TapeRecorder } from '../../recorder';
+import { startViewer } from '../../viewer';
+import { type BenchResult, type BenchSuite, median, result } from '../harness';
+
+const STEPS = 2_000;
+const RUNS = 7;
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** A long agent run recorded through the real recorder: what a 2,000-step tape looks like on disk. */
+export async function writeLongRun(dir: string, steps = STEPS): Promise<string> {
+  const recorder = new TapeRecorder({ dir, fsync: 'none', agentCodeHash: 'bench' });
+  const run = {
+    workflowExecution: { workflowId: 'bench-viewer', runId: 'r1' },
+    workflowType: 'benchAgent',
+    taskQueue: 'bench',
+  };
+  const messages: LlmRequest['messages'] = [
+    { role: 'user', content: 'Tidy the ledger, one line at a time.' },
+  ];
+  for (let step = 0; step < steps; step += 2) {
+    const request: LlmRequest = {
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      temperature: 0,
+      messages: [...messages],
+    };
+    const text = `Step ${step}: reading line ${step / 2} and fixing its format.`;
+    const response: LlmResponse = {
+      id: `chatcmpl-${step}`,
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      text,
+      toolCalls: [{ id: `call-${step}`, name: 'fix_line', arguments: { line: step / 2 } }],
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 40 + step * 6, outputTokens: 18 },
+      chunks: 4,
+    };
+    const llm = recorder.forActivity(
+      { ...run, activityId: String(step + 1), attempt: 1, activityType: 'llmStep' },
+      step,
+    );
+    llm.start({ step, request }, []);
+    await llm.llmRequest(request);
+    for (let c = 0; c < 4; c++)
+      llm.llmChunk({
+        index: c,
+        offsetMs: 120 + c * 15,
+        text: text.slice(c * 12, c === 3 ? undefined : (c + 1) * 12),
+        raw: {},
+      });
+    llm.llmResponse(response);
+    await llm.complete(response);
+    messages.push({ role: 'assistant', content: text, toolCalls: response.toolCalls });
+    const tool = recorder.forActivity(
+      { ...run, activityId: String(step + 2), attempt: 1, activityType: 'toolStep' },
+      step + 1,
+    );
+    tool.start({ step: step + 1, name: 'fix_line', args: { line: step / 2 } }, []);
+    await tool.toolCall('fix_line', { line: step / 2 });
+    if (step % 50 === 0)
+      tool.effect('fs.mutation', async (s) => ({
+        op: 'write',
+        path: 'ledger.csv',
+        after: await s.putValue(new TextEncoder().encode(`line ${step / 2} fixed\n`), step + 1),
+      }));
+    tool.toolResult(`line ${step / 2} fixed`);
+    await tool.complete(`line ${step / 2} fixed`);
+    messages.push({
+      role: 'tool',
+      toolCallId: `call-${step}`,
+      name: 'fix_line',
+      content: `line ${step / 2} fixed`,
+    });
+  }
+  const { path: file } = await recorder.recordOutcome(run, {
+    step: steps,
+    status: 'completed',
+    result: 'done',
+  });
+  await recorder.close();
+  return file;
+}
+
+export const viewerSuite: BenchSuite = {
+  name: 'viewer',
+  async run(): Promise<BenchResult[]> {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-viewer-'));
+    const file = await writeLongRun(dir);
+    const id = path.basename(file, '.jbx');
+    const viewer = await startViewer({ dir });
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      const openRun = async (cold: boolean) => {
+        // A new modification time makes the server read and verify the tape again, as on a first open.
+        if (cold) utimesSync(file, new Date(), new Date(Date.now() + Math.random() * 1000));
+        await page.goto('about:blank');
+        const t0 = performance.now();
+        await page.goto(`${viewer.url}#/run/${id}`);
+        await page.waitForFunction(
+          `document.querySelectorAll('ol.timeline li.row').length === ${STEPS}`,
+          undefined,
+          {
+            polling: 'raf',
+          },
+        );
+        return performance.now() - t0;
+      };
+      const openJson = async () => {
+        await page.goto('about:blank');
+        const t0 = performance.now();
+        await page.goto(`${viewer.url}api/runs/${id}`, { waitUntil: 'load' });
+        return performance.now() - t0;
+      };
+      const sample = async (fn: () => Promise<number>) => {
+        await fn();
+        const times: number[] = [];
+        for (let i = 0; i < RUNS; i++) times.push(await fn());
+        return median(times);
+      };
+      const rows = await page
+        .goto(`${viewer.url}#/run/${id}`)
+        .then(() =>
+          page
+            .waitForFunction("document.querySelectorAll('ol.timeline li.row').length")
+            .then((h) => h.jsonValue()),
+        );
+      const coldMs = await sample(() => openRun(true));
+      const warmMs = await sample(() => openRun(false));
+      const jsonMs = await sample(openJson);
+      const showMs = await sample(async () => {
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, [path.join(__dirname, '../../cli/bin.js'), 'show', file], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        if (r.status !== 0) throw new Error(`jbx show failed: ${r.stderr}`);
+        return performance.now() - t0;
+      });
+      const note = `${STEPS}-step tape, ${rows} timeline rows rendered; target < 1,000 ms`;
+      return [
+        result(
+          'jbx view: open a 2,000-step run in Chromium (tape read + render)',
+          coldMs,
+          'ms',
+          'Chromium opening the run as plain JSON',
+          jsonMs,
+          note,
+        ),
+        result(
+          'jbx view: open a 2,000-step run in Chromium (tape read + render)',
+          coldMs,
+          'ms',
+          'jbx show TAPE in a terminal (new process)',
+          showMs,
+          note,
+        ),
+        result(
+          'jbx view: reopen the same run (tape cached by the server)',
+          warmMs,
+          'ms',
+          'Chromium opening the run as plain JSON',
+          jsonMs,
+          note,
+        ),
+      ];
+    } finally {
+      await browser.close();
+      await viewer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
