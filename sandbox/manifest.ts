@@ -51,6 +51,55 @@ export interface Manifest {
   format: typeof MANIFEST_FORMAT;
   root: string;
   entries: Record<string, Entry>;
+  /** Step layers already merged into `entries` (by step id), so merging one again changes nothing. */
+  steps?: string[];
+}
+
+export const LAYER_FORMAT = 'jukebox-staging-layer/1';
+export const LAYER_FILE = 'layer.json';
+
+/**
+ * What one tool step staged on top of the manifest it started from: the entries it set and the paths it
+ * removed. It joins the manifest only when the step completes (`mergeLayer`); until then nobody else sees it,
+ * and a retried step throws it away whole.
+ */
+export interface Layer {
+  format: typeof LAYER_FORMAT;
+  root: string;
+  set: Record<string, Entry>;
+  removed: string[];
+}
+
+export function layerOf(root: string, base: Record<string, Entry>, next: Record<string, Entry>): Layer {
+  const set: Record<string, Entry> = {};
+  for (const [k, e] of Object.entries(next))
+    if (base[k] === undefined || JSON.stringify(base[k]) !== JSON.stringify(e)) set[k] = e;
+  const removed = Object.keys(base).filter((k) => next[k] === undefined);
+  return { format: LAYER_FORMAT, root, set, removed };
+}
+
+export function applyLayer(entries: Record<string, Entry>, layer: Layer): Record<string, Entry> {
+  const out = { ...entries };
+  for (const k of layer.removed) delete out[k];
+  Object.assign(out, layer.set);
+  return out;
+}
+
+export async function loadLayer(layerDir: string, root: string): Promise<Layer | null> {
+  const file = path.join(layerDir, LAYER_FILE);
+  const l = (await readJson(file)) as Layer | null;
+  if (l === null) return null;
+  if (l.format !== LAYER_FORMAT) throw new StagingCorruptError(file, `unknown format ${String(l.format)}`);
+  if (l.root !== root)
+    throw new StagingCorruptError(file, `it stages changes for root ${l.root}, not ${root}`);
+  validateEntries(file, l.set);
+  validateEntries(file, Object.fromEntries(l.removed.map((k) => [k, { kind: 'whiteout' }])));
+  return l;
+}
+
+export async function saveLayer(layerDir: string, l: Layer): Promise<void> {
+  await fs.mkdir(layerDir, { recursive: true, mode: 0o700 });
+  await atomicWriteJson(path.join(layerDir, LAYER_FILE), l);
 }
 
 const HASH_RE = /^[0-9a-f]{64}$/;

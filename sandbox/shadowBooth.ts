@@ -12,10 +12,20 @@ import type { FaultHook } from './commit';
 import { atomicWrite, atomicWriteJson, isCode, lstatOrNull, sha256 } from './durable';
 import type { Base } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
-import { McpEscrow } from './mcp/escrow';
+import { McpEscrow, PENDING_FILE } from './mcp/escrow';
 import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
+import {
+  type BoothStep,
+  CHECKPOINT_FORMAT,
+  markAttempt,
+  previousAttempt,
+  readCheckpoint,
+  type StepCheckpoint,
+  type StepStaging,
+  writeCheckpoint,
+} from './stepCheckpoint';
 import type { BoothChangeSet, Gate } from './verifiers';
 
 export interface ShadowBoothConfig {
@@ -82,6 +92,19 @@ export class BoothRuntime {
     return ShadowBooth.open(this, this.runDir(workflowId, runId));
   }
 
+  /**
+   * Opens a run's booth for one tool step (sandbox/stepCheckpoint.ts). `reused` is the checkpoint of an earlier
+   * attempt that completed the step: return its result and run nothing. Otherwise whatever an earlier attempt
+   * left half-staged is gone, and the booth stages this attempt's effects in the step's own pending area.
+   */
+  openStep(
+    workflowId: string,
+    runId: string,
+    step: BoothStep,
+  ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
+    return ShadowBooth.openStep(this, this.runDir(workflowId, runId), step);
+  }
+
   close(): Promise<void> {
     return this.mcp.close();
   }
@@ -96,6 +119,22 @@ export function crashAtFromEnv(env: NodeJS.ProcessEnv = process.env): FaultHook 
   return (point) => {
     if (target !== undefined && point === target) process.kill(process.pid, 'SIGKILL');
   };
+}
+
+/** A tool step's pending area inside its run's folder. */
+function stepDirOf(runDir: string, stepId: string): string {
+  return path.join(runDir, 'steps', folderName(stepId));
+}
+
+async function readPendingCount(stepDir: string): Promise<number> {
+  try {
+    const v = JSON.parse(await fs.readFile(path.join(stepDir, PENDING_FILE), 'utf8')) as {
+      calls?: unknown[];
+    };
+    return v.calls?.length ?? 0;
+  } catch {
+    return 0;
+  }
 }
 
 function folderName(id: string): string {
@@ -197,28 +236,129 @@ export class ShadowBooth {
   readonly runKey: string;
   readonly files: BoothFiles;
   readonly mcp: McpEscrow;
+  /** The tool step this booth stages for, or null (commit, rollback, fork restore outside a step). */
+  readonly step: BoothStep | null;
   private sqlPart: StagedSql | null = null;
 
   private constructor(
     private readonly runtime: BoothRuntime,
     dir: string,
     workspace: StagedWorkspace,
+    step: BoothStep | null,
   ) {
     this.dir = dir;
     this.runKey = path.basename(dir);
+    this.step = step;
     this.files = new BoothFiles(workspace);
     const fault = runtime.faultPoint;
-    this.mcp = new McpEscrow(runtime.mcp, path.join(dir, 'mcp'), fault);
+    this.mcp = new McpEscrow(
+      runtime.mcp,
+      path.join(dir, 'mcp'),
+      fault,
+      step ? { dir: stepDirOf(dir, step.id), id: step.id } : undefined,
+    );
   }
 
-  static async open(runtime: BoothRuntime, dir: string): Promise<ShadowBooth> {
+  static async open(runtime: BoothRuntime, dir: string, step?: BoothStep): Promise<ShadowBooth> {
     const fault = runtime.faultPoint;
     const workspace = await StagedWorkspace.open({
       root: runtime.config.workspaceRoot,
       stagingDir: path.join(dir, 'files'),
       faultPoint: (point) => fault(`files:${point}`),
+      ...(step ? { layerDir: path.join(stepDirOf(dir, step.id), 'files') } : {}),
     });
-    return new ShadowBooth(runtime, dir, workspace);
+    return new ShadowBooth(runtime, dir, workspace, step ?? null);
+  }
+
+  static async openStep(
+    runtime: BoothRuntime,
+    dir: string,
+    step: BoothStep,
+  ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
+    const stepDir = stepDirOf(dir, step.id);
+    let reused = await readCheckpoint(stepDir);
+    const before = await previousAttempt(stepDir);
+    const sqlUsed = runtime.sqlOptions !== null && (await lstatOrNull(path.join(dir, 'sql'))) !== null;
+    // Only a retry can find a step whose statements committed on the shadow but whose checkpoint file was not
+    // written yet (killed in between): the shadow's checkpoint row is then the step's checkpoint.
+    if (reused === null && before !== null && sqlUsed) {
+      const sql = await StagedSql.open({ ...runtime.sqlOptions!, stagingDir: path.join(dir, 'sql') });
+      try {
+        const row = await sql.stepCheckpoint(step.id);
+        if (row !== null) {
+          const pending = await readPendingCount(stepDir);
+          reused = {
+            format: CHECKPOINT_FORMAT,
+            step: step.id,
+            attempt: row.attempt,
+            result: row.result,
+            parts: { files: true, sql: true, mcp: pending },
+          };
+          await writeCheckpoint(stepDir, reused);
+        } else await sql.discardStep(step.id);
+      } finally {
+        await sql.close();
+      }
+    }
+    if (reused === null && before !== null) {
+      // A partial staging: thrown away whole before this attempt stages anything.
+      await fs.rm(path.join(stepDir, 'files'), { recursive: true, force: true });
+      await fs.rm(path.join(stepDir, PENDING_FILE), { force: true });
+    }
+    if (reused === null) await markAttempt(stepDir, step.attempt);
+    const booth = await ShadowBooth.open(runtime, dir, step);
+    if (reused !== null) {
+      // Idempotent: a checkpointed step whose merge was cut short is finished here, else nothing changes.
+      await booth.mergeStep();
+      return { booth, reused, staging: { attempt: reused.attempt, reused: true } };
+    }
+    await runtime.faultPoint('step:begun');
+    const staging: StepStaging = { attempt: step.attempt, reused: false };
+    if (before !== null) staging.discarded = before;
+    return { booth, reused: null, staging };
+  }
+
+  /**
+   * The step's checkpoint: its staging (files layer, SQL statements, escrowed MCP calls) becomes the run's
+   * together with `result`. With SQL the shadow transaction holding the step's statements commits with the
+   * checkpoint row first; then the checkpoint file; then the layer and the pending calls join the run's staging
+   * (idempotent, so a retry finishes a merge a crash cut short). A step that staged nothing writes nothing.
+   * Returns whether a checkpoint was written.
+   */
+  async completeStep(result: unknown): Promise<boolean> {
+    const step = this.step;
+    if (step === null) return false;
+    const files = this.files.workspace.layerTouched;
+    const mcp = (await this.mcp.pendingCalls()).length;
+    const sql = this.sqlPart?.inStep ?? false;
+    if (!files && !mcp && !sql) return false;
+    // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
+    await currentActivityTape()?.flushEffects('the step staging');
+    await this.runtime.faultPoint('step:staged');
+    if (sql) await this.sqlPart!.completeStep(step.attempt, result);
+    await writeCheckpoint(stepDirOf(this.dir, step.id), {
+      format: CHECKPOINT_FORMAT,
+      step: step.id,
+      attempt: step.attempt,
+      result,
+      parts: { files, sql, mcp },
+    });
+    await this.mergeStep();
+    await this.runtime.faultPoint('step:checkpointed');
+    return true;
+  }
+
+  /** Merges the step's files layer and pending MCP calls into the run's staging; each joins once. */
+  private async mergeStep(): Promise<void> {
+    const step = this.step;
+    if (step === null) return;
+    await StagedWorkspace.mergeLayer({
+      root: this.runtime.config.workspaceRoot,
+      stagingDir: path.join(this.dir, 'files'),
+      layerDir: path.join(stepDirOf(this.dir, step.id), 'files'),
+      step: step.id,
+    });
+    await this.mcp.mergePending();
   }
 
   /**
@@ -232,6 +372,7 @@ export class ShadowBooth {
         options,
       );
       for (const change of result.changes) await this.files.recordChange(change);
+      if (result.changes.length > 0) await this.runtime.faultPoint('shell:stage:staged');
       return result;
     },
   };
@@ -241,7 +382,13 @@ export class ShadowBooth {
     if (this.sqlPart) return this.sqlPart;
     const options = this.runtime.sqlOptions;
     if (!options) throw new BoothNotConfiguredError('sql');
-    this.sqlPart = await StagedSql.open({ ...options, stagingDir: path.join(this.dir, 'sql') });
+    const fault = this.runtime.faultPoint;
+    this.sqlPart = await StagedSql.open({
+      ...options,
+      stagingDir: path.join(this.dir, 'sql'),
+      faultPoint: (point) => fault(`sql:${point}`),
+    });
+    if (this.step !== null) this.sqlPart.enterStep(this.step.id);
     return this.sqlPart;
   }
 

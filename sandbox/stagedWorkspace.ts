@@ -30,15 +30,19 @@ import {
   WorkspaceFsError,
 } from './errors';
 import {
+  applyLayer,
   type Base,
   BLOBS_DIR,
   type DirEntry,
   type Entry,
   type FileEntry,
   JOURNAL_FILE,
+  layerOf,
+  loadLayer,
   loadManifest,
   MANIFEST_FORMAT,
   MARKER_FILE,
+  saveLayer,
   saveManifest,
 } from './manifest';
 import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
@@ -64,6 +68,12 @@ export interface StagedWorkspaceOptions {
   /** Mode of newly created files (default 0o644) and directories (default 0o755). */
   fileMode?: number;
   dirMode?: number;
+  /**
+   * Stage into a step layer in this folder instead of the manifest: reads see the manifest plus the layer, the
+   * manifest stays untouched until `StagedWorkspace.mergeLayer` (a tool step's completion). Such an instance
+   * cannot commit or discard; the booth drops a layer by deleting its folder.
+   */
+  layerDir?: string;
 }
 
 export type NodeType = 'file' | 'dir';
@@ -134,6 +144,9 @@ export class StagedWorkspace {
   private readonly dirMode: number;
   private entries: Record<string, Entry>;
   private pending: boolean;
+  /** Layer mode: the folder and the manifest's entries the layer applies to. */
+  private layer: { dir: string; base: Record<string, Entry> } | null = null;
+  private steps: string[] = [];
   private stagingReady = false;
   private queue: Promise<unknown> = Promise.resolve();
   private reclaiming: Promise<void> = Promise.resolve();
@@ -180,6 +193,7 @@ export class StagedWorkspace {
       );
     const st = await lstatOrNull(stagingDir);
     let entries: Record<string, Entry> = {};
+    let steps: string[] = [];
     let pending = false;
     if (st !== null) {
       if (!st.isDirectory() || st.isSymbolicLink())
@@ -191,11 +205,20 @@ export class StagedWorkspace {
         throw new WorkspaceConfigError(
           `stagingDir ${stagingDir} is a non-empty directory that is not a staging area (no ${MARKER_FILE}); pick an empty or new path`,
         );
-      entries = (await loadManifest(stagingDir, root))?.entries ?? {};
+      const m = await loadManifest(stagingDir, root);
+      entries = m?.entries ?? {};
+      steps = m?.steps ?? [];
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
+    const base = entries;
+    if (o.layerDir !== undefined) {
+      const layer = await loadLayer(o.layerDir, root);
+      if (layer !== null) entries = applyLayer(entries, layer);
+    }
     const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
+    ws.steps = steps;
+    if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base };
     // In the background: open stays O(1), and reclaimed() covers it.
     if (ws.stagingRel === null)
       ws.reclaiming = findRetired(ws.stagingDir).then((dirs) => ws.removeRetired(dirs));
@@ -425,6 +448,7 @@ export class StagedWorkspace {
    * area inside the workspace root is deleted before returning, because a sibling there would be visible.
    */
   async discard(): Promise<void> {
+    this.refuseInLayer('discard');
     await this.exclusive(async () => {
       if (this.pending || (await lstatOrNull(path.join(this.stagingDir, JOURNAL_FILE))) !== null)
         throw new CommitPendingError(this.stagingDir, 'discard');
@@ -460,6 +484,7 @@ export class StagedWorkspace {
    * real entries are still what they were when staged.
    */
   async commit(opts: { force?: boolean } = {}): Promise<CommitResult> {
+    this.refuseInLayer('commit');
     return this.exclusive(async () => {
       const resumed = await this.finishPending();
       if (resumed !== null) return resumed;
@@ -505,6 +530,43 @@ export class StagedWorkspace {
         await this.dropStaging();
       return { steps: 0, recovered: false };
     });
+  }
+
+  /**
+   * Merges a step layer into the manifest in one atomic manifest write, and records the step's id there, so
+   * merging the same layer again (a retry that finds the step's checkpoint) changes nothing. Returns whether
+   * this call merged it.
+   */
+  static async mergeLayer(o: {
+    root: string;
+    stagingDir: string;
+    layerDir: string;
+    step: string;
+  }): Promise<boolean> {
+    const root = await fs.realpath(path.resolve(o.root));
+    const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
+    const layer = await loadLayer(o.layerDir, root);
+    if (layer === null) return false;
+    const m = await loadManifest(stagingDir, root);
+    const steps = m?.steps ?? [];
+    if (steps.includes(o.step)) return false;
+    const entries = applyLayer(m?.entries ?? {}, layer);
+    await saveManifest(stagingDir, { format: MANIFEST_FORMAT, root, entries, steps: [...steps, o.step] });
+    return true;
+  }
+
+  /** True when this instance (a step layer) staged anything. */
+  get layerTouched(): boolean {
+    if (this.layer === null) return false;
+    const l = layerOf(this.root, this.layer.base, this.entries);
+    return Object.keys(l.set).length > 0 || l.removed.length > 0;
+  }
+
+  private refuseInLayer(what: string): void {
+    if (this.layer !== null)
+      throw new WorkspaceConfigError(
+        `${what}() on a step layer (${this.layer.dir}); a step's staging joins the run's only when the step completes`,
+      );
   }
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────────────────
@@ -558,7 +620,14 @@ export class StagedWorkspace {
       await fn(next);
       await this.fault('stage:before-manifest');
       await this.ensureStaging();
-      await saveManifest(this.stagingDir, { format: MANIFEST_FORMAT, root: this.root, entries: next });
+      if (this.layer !== null) await saveLayer(this.layer.dir, layerOf(this.root, this.layer.base, next));
+      else
+        await saveManifest(this.stagingDir, {
+          format: MANIFEST_FORMAT,
+          root: this.root,
+          entries: next,
+          ...(this.steps.length > 0 ? { steps: this.steps } : {}),
+        });
       this.entries = next;
       await this.fault('stage:manifest-written');
     });

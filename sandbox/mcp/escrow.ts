@@ -19,6 +19,8 @@ import {
 
 export const ESCROW_FORMAT = 'jukebox-mcp-escrow/1';
 export const ESCROW_FILE = 'escrow.json';
+/** A tool step's escrowed calls until the step completes (in the step's folder). */
+export const PENDING_FILE = 'mcp-pending.json';
 /** `_meta` key carrying a stable id per escrowed call, so a server can drop a call a retry sends twice. */
 export const IDEMPOTENCY_META_KEY = 'jukebox/idempotencyKey';
 
@@ -38,6 +40,8 @@ export interface EscrowedCall {
   tool: string;
   arguments: Record<string, unknown>;
   compensate?: McpCompensation;
+  /** The tool step that escrowed it (its activity id): a step's calls join the escrow once, when it completes. */
+  step?: string;
   state: EscrowState;
   result?: unknown;
   compensation?: unknown;
@@ -110,13 +114,58 @@ export class McpEscrow {
   private readonly file: string;
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** Step mode: calls go to this step's pending file, and join the escrow in `mergePending`. */
+  private readonly pending: { file: string; step: string } | null;
+
   constructor(
     private readonly connections: McpConnections,
     stagingDir: string,
     private readonly faultPoint: FaultHook = () => {},
+    step?: { dir: string; id: string },
   ) {
     this.stagingDir = stagingDir;
     this.file = path.join(stagingDir, ESCROW_FILE);
+    this.pending = step ? { file: path.join(step.dir, PENDING_FILE), step: step.id } : null;
+  }
+
+  /**
+   * Appends a completed step's pending calls to the escrow, in one atomic write, unless calls of that step are
+   * already there (a retry finishing a completed step): each call joins exactly once. Returns how many joined.
+   */
+  mergePending(): Promise<number> {
+    return this.exclusive(async () => {
+      if (this.pending === null) return 0;
+      const pending = await this.loadPending();
+      if (pending === null || pending.calls.length === 0) return 0;
+      const escrow = (await this.load()) ?? { format: ESCROW_FORMAT, id: pending.id, calls: [] };
+      const step = this.pending.step;
+      if (escrow.calls.some((c) => c.step === step)) return 0;
+      for (const c of pending.calls) {
+        const seq = escrow.calls.length;
+        escrow.calls.push({ ...c, seq, key: `${escrow.id}:${seq}`, step, state: 'escrowed' });
+      }
+      await this.save(escrow);
+      return pending.calls.length;
+    });
+  }
+
+  /** Calls this step escrowed so far (step mode). */
+  async pendingCalls(): Promise<EscrowedCall[]> {
+    return (await this.loadPending())?.calls ?? [];
+  }
+
+  private async loadPending(): Promise<EscrowFile | null> {
+    if (this.pending === null) return null;
+    try {
+      const parsed = JSON.parse(await fs.readFile(this.pending.file, 'utf8')) as EscrowFile;
+      if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
+        throw new McpEscrowCorruptError(this.pending.file, `its format is not ${ESCROW_FORMAT}`);
+      return parsed;
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return null;
+      if (err instanceof McpEscrowCorruptError) throw err;
+      throw new McpEscrowCorruptError(this.pending.file, 'it cannot be read', err);
+    }
   }
 
   /**
@@ -144,12 +193,14 @@ export class McpEscrow {
           arguments: plainArguments(server, options.compensate.tool, options.compensate.arguments),
         };
       }
-      const escrow = (await this.load()) ?? {
+      const main = await this.load();
+      const escrow = (this.pending !== null ? await this.loadPending() : main) ?? {
         format: ESCROW_FORMAT,
-        id: randomBytes(8).toString('hex'),
+        id: main?.id ?? randomBytes(8).toString('hex'),
         calls: [],
       };
-      const seq = escrow.calls.length;
+      // In step mode the seq is where the call lands when the step's calls join the escrow.
+      const seq = (this.pending !== null ? (main?.calls.length ?? 0) : 0) + escrow.calls.length;
       const call: EscrowedCall = {
         seq,
         key: `${escrow.id}:${seq}`,
@@ -157,10 +208,15 @@ export class McpEscrow {
         tool,
         arguments: clean,
         ...(compensate ? { compensate } : {}),
+        ...(this.pending !== null ? { step: this.pending.step } : {}),
         state: 'escrowed',
       };
       escrow.calls.push(call);
-      await this.save(escrow);
+      if (this.pending !== null) {
+        await fs.mkdir(path.dirname(this.pending.file), { recursive: true });
+        await atomicWriteJson(this.pending.file, escrow);
+      } else await this.save(escrow);
+      await this.faultPoint('mcp:stage:escrowed');
       currentActivityTape()?.effect('mcp.call', () => ({
         server,
         method: 'tools/call',

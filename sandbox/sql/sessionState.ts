@@ -32,6 +32,8 @@ export const STATE_FILE = 'sql-state.json';
 export const MARKER = 'JUKEBOX_STAGED_SQL';
 export const COMMITS = '_jukebox_commits';
 export const LOG = '_jukebox_log';
+/** Tool steps whose statements committed on the shadow, with the result the step returned. */
+export const STEPS = '_jukebox_steps';
 
 export async function loadState(stagingDir: string, dialect: Dialect): Promise<State> {
   const fresh: State = {

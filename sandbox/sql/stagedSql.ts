@@ -7,7 +7,7 @@
  * place to check they still return what the run saw, checks the replay produced the shadow's rows, and stores an
  * undo image next to an idempotency marker in that same transaction. See docs/shadow-booth.md.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
@@ -24,7 +24,7 @@ import {
   rowCount,
   type StoredImages,
 } from './commitPlan';
-import { type Dialect, quoteIdent } from './dialect';
+import { type Dialect, quoteIdent, type SequencePosition } from './dialect';
 import {
   SqlCommitFailedError,
   SqlCompensationError,
@@ -43,6 +43,7 @@ import {
   MARKER,
   type Session,
   STATE_FILE,
+  STEPS,
   type State,
 } from './sessionState';
 import { sqliteDialect } from './sqliteDialect';
@@ -57,7 +58,10 @@ export interface StagedSqlOptions {
   stagingDir: string;
   /** pg only: the schema that is shadowed (default `public`). */
   schema?: string;
-  /** Called at `commit:applied` (real transaction committed, local state not yet cleared) so tests can crash there. */
+  /**
+   * Called at `stage:statement-staged` (after each staged statement) and `commit:applied` (real transaction
+   * committed, local state not yet cleared) so tests can crash there.
+   */
   faultPoint?: (name: string) => void | Promise<void>;
 }
 
@@ -117,6 +121,8 @@ export class StagedSql {
   private schemas: Set<string>;
   private queue: Promise<unknown> = Promise.resolve();
   private fault: (name: string) => void | Promise<void> = () => {};
+  /** The tool step this instance stages for, and its open shadow transaction (see enterStep). */
+  private step: { id: string; trx: Knex.Transaction | null } | null = null;
 
   private constructor(dialect: Dialect, stagingDir: string, state: State, schemas: Set<string>) {
     this.dialect = dialect;
@@ -195,9 +201,11 @@ export class StagedSql {
       let result: SqlQueryResult;
       let seq: number;
       const params = encodeBindings(bindings);
+      const db = this.step !== null ? await this.stepTransaction(shadow) : shadow;
       const sequences = write ? await this.dialect.sequencePositions(shadow) : [];
       try {
-        ({ result, seq } = await shadow.transaction(async (trx) => {
+        // Inside a step this nests: a savepoint, so a rejected statement undoes only itself.
+        ({ result, seq } = await db.transaction(async (trx) => {
           const r = await this.dialect.exec(trx, sql, bindings ?? [], write);
           const log = await trx.raw(
             `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
@@ -219,6 +227,7 @@ export class StagedSql {
         await this.dialect.resetSequences(shadow, sequences).catch(() => {});
         throw new SqlStatementError(sql, err);
       }
+      await this.fault('stage:statement-staged');
       const tape = currentActivityTape();
       tape?.effect('sql.mutation', () => ({
         statement: sql,
@@ -232,6 +241,108 @@ export class StagedSql {
       }));
       return result;
     });
+  }
+
+  /**
+   * From now on, this instance's statements belong to tool step `id`: they run in one shadow transaction that
+   * commits only in `completeStep`, together with the step's checkpoint row, so a step killed halfway leaves the
+   * shadow as it was before the step (the database rolls the open transaction back).
+   */
+  enterStep(id: string): void {
+    this.step = { id, trx: null };
+  }
+
+  /** True while a step's statements are staged and not yet completed or aborted. */
+  get inStep(): boolean {
+    return this.step?.trx != null;
+  }
+
+  /**
+   * Commits the step's statements and its checkpoint row (`_jukebox_steps`: id, attempt, result) in one
+   * transaction. Returns false, writing nothing, when the step ran no statement.
+   */
+  completeStep(attempt: number, result: unknown): Promise<boolean> {
+    return this.exclusive(async () => {
+      const step = this.step;
+      if (step === null || step.trx === null) return false;
+      const trx = step.trx;
+      await trx.raw(
+        `CREATE TABLE IF NOT EXISTS ${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`,
+      );
+      await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
+        step.id,
+        attempt,
+        JSON.stringify(result),
+      ]);
+      await trx.commit();
+      this.step = null;
+      await fs.rm(this.stepFile(step.id), { force: true });
+      return true;
+    });
+  }
+
+  /** The step's checkpoint row, if an attempt of step `id` completed its statements. */
+  stepCheckpoint(id: string): Promise<{ attempt: number; result: unknown } | null> {
+    return this.exclusive(async () => {
+      const s = this.state.session;
+      if (s === null) return null;
+      const shadow = this.shadow(s);
+      if (!(await this.dialect.hasTable(shadow, STEPS))) return null;
+      const r = await shadow.raw(`SELECT attempt, result FROM ${STEPS} WHERE id = ?`, [id]);
+      const rows = (Array.isArray(r) ? r : r.rows) as { attempt: number | string; result: string }[];
+      const row = rows[0];
+      return row === undefined ? null : { attempt: Number(row.attempt), result: JSON.parse(row.result) };
+    });
+  }
+
+  /**
+   * Throws away what an attempt of step `id` left that never completed: its transaction died with its process,
+   * so only sequences (pg: not transactional) may have moved; they go back to where the step found them.
+   */
+  discardStep(id: string): Promise<void> {
+    return this.exclusive(() => this.discardStepFile(id));
+  }
+
+  /** Rolls the step's open transaction back (the tool failed): nothing it ran stays in the shadow. */
+  abortStep(): Promise<void> {
+    return this.exclusive(async () => {
+      const step = this.step;
+      this.step = null;
+      if (step?.trx == null) return;
+      await step.trx.rollback().catch(() => {});
+      await this.discardStepFile(step.id);
+    });
+  }
+
+  private async discardStepFile(id: string): Promise<void> {
+    const s = this.state.session;
+    try {
+      const saved = JSON.parse(await fs.readFile(this.stepFile(id), 'utf8')) as {
+        positions: SequencePosition[];
+      };
+      if (s !== null && saved.positions.length > 0)
+        await this.dialect.resetSequences(this.shadow(s), saved.positions);
+    } catch {
+      // No file: the step never ran a statement.
+    }
+    await fs.rm(this.stepFile(id), { force: true });
+  }
+
+  private stepFile(id: string): string {
+    return path.join(
+      this.stagingDir,
+      `step-${createHash('sha256').update(id).digest('hex').slice(0, 16)}.json`,
+    );
+  }
+
+  /** The step's transaction, opened on its first statement after saving where the sequences stood. */
+  private async stepTransaction(shadow: Knex): Promise<Knex.Transaction> {
+    const step = this.step!;
+    if (step.trx !== null) return step.trx;
+    const positions = await this.dialect.sequencePositions(shadow);
+    await atomicWriteJson(this.stepFile(step.id), { positions });
+    step.trx = await shadow.transaction();
+    return step.trx;
   }
 
   /**
@@ -429,6 +540,7 @@ export class StagedSql {
   }
 
   async close(): Promise<void> {
+    if (this.step?.trx) await this.abortStep();
     await this.exclusive(async () => {
       await this.shadowDb?.destroy();
       this.shadowDb = null;
