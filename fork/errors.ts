@@ -54,3 +54,17 @@ export class ForkWorldChangedError extends JukeboxError {
   }
 }
 crossRealmError('ForkWorldChangedError', ForkWorldChangedError);
+
+/** A workflow history given for a tape is of another run, so its event ids say nothing about the tape's steps. */
+export class HistoryMismatchError extends JukeboxError {
+  constructor(tapeFile: string, historySource: string, problem: string) {
+    super(
+      'FORK_HISTORY_MISMATCH',
+      `the history from ${historySource} does not belong to the tape ${tapeFile}: ${problem}. ` +
+        'Pass the workflow id and run id of the run that recorded the tape (its header: `jbx show TAPE`), ' +
+        'or remove the wrong stored history beside the tape so it is fetched again.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('HistoryMismatchError', HistoryMismatchError);

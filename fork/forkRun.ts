@@ -14,9 +14,11 @@ import { captureRunHistory } from '../replay/history';
 import { readTimeline, type Timeline } from '../replay/timeline';
 import type { AgentRunOptions } from '../workflows/runOptions';
 import { ForkRequestError } from './errors';
+import { type ForkPoint, stepAtEvent } from './historyPoint';
 import type { ForkRunOptions } from './lineage';
 import type { ForkOverrides, OverrideLayer } from './overrides';
 import { inheritedChain } from './parentTape';
+import { loadRunHistory, type RunHistory } from './runHistory';
 
 export const PROVIDERS: readonly Provider[] = ['openai', 'anthropic'];
 
@@ -173,15 +175,64 @@ export interface FinishedFork extends StartedFork {
   result?: AgentRunResult<unknown>;
   error?: string;
   tapeFile: string;
+  /** For a fork at a history event: the event and the step it mapped to. */
+  point?: ForkPoint;
 }
 
-/** Starts a fork, waits for it, and stores its history beside its tape (so it can be replayed and forked). */
-export async function forkRun(options: StartForkOptions & { tapeDir?: string }): Promise<FinishedFork> {
-  const started = await startFork(options);
+/** A fork at a Temporal history event of a recorded run (the ids the Web UI shows), instead of a tape step. */
+export interface HistoryForkRequest {
+  workflowId: string;
+  /** Default: the newest tape of workflowId in the tape folder, else the server's latest run. */
+  runId?: string;
+  eventId: number;
+}
+
+export type HistoryForkOptions = Omit<StartForkOptions, 'parentTape' | 'atStep' | 'atFrame'> &
+  HistoryForkRequest & { tapeDir?: string };
+
+/**
+ * Maps a history event to the step a fork starts at: reads the run's tape from the tape folder and its history
+ * (stored beside the tape, else from the server, then stored), checks that they belong together.
+ */
+export async function resolveHistoryFork(
+  options: HistoryForkOptions,
+): Promise<{ request: StartForkOptions; point: ForkPoint; run: RunHistory }> {
+  if (!Number.isSafeInteger(options.eventId) || options.eventId < 1)
+    throw new ForkRequestError(`a history event id is a positive integer, got ${options.eventId}`);
+  const tapeDir = options.tapeDir ?? tapeDirFromEnv();
+  const run = await loadRunHistory({
+    workflowId: options.workflowId,
+    ...(options.runId ? { runId: options.runId } : {}),
+    tapeDir,
+    client: new Client({ connection: options.connection, namespace: options.namespace }),
+    serverName: `namespace ${options.namespace}`,
+  });
+  const point = stepAtEvent(run.alignment, options.eventId, run.tapeFile);
+  const { workflowId: _w, runId: _r, eventId: _e, tapeDir: _d, ...rest } = options;
+  return { request: { ...rest, parentTape: run.tapeFile, atStep: point.step }, point, run };
+}
+
+/**
+ * Starts a fork, waits for it, and stores its history beside its tape (so it can be replayed and forked). The
+ * fork point is a tape step (`parentTape` + `atStep` / `atFrame`) or a history event (`workflowId` +
+ * `eventId`, optionally `runId`).
+ */
+export async function forkRun(
+  options: (StartForkOptions & { tapeDir?: string }) | HistoryForkOptions,
+): Promise<FinishedFork> {
+  let point: ForkPoint | undefined;
+  let request: StartForkOptions;
+  if ('eventId' in options) {
+    const resolved = await resolveHistoryFork(options);
+    point = resolved.point;
+    request = resolved.request;
+  } else request = options;
+  const started = await startFork(request);
   const tapeDir = options.tapeDir ?? tapeDirFromEnv();
   const out: FinishedFork = {
     ...started,
     tapeFile: path.join(tapeDir, tapeFileName(started.workflowId, started.runId)),
+    ...(point ? { point } : {}),
   };
   try {
     out.result = await started.handle.result();

@@ -8,22 +8,35 @@ export {
   ForkDivergenceError,
   ForkRequestError,
   ForkWorldChangedError,
+  HistoryMismatchError,
   ParentTapeChangedError,
 } from './errors';
 export {
   type FinishedFork,
   type ForkRequest,
   forkRun,
+  type HistoryForkOptions,
+  type HistoryForkRequest,
   PROVIDERS,
   parentLayers,
+  resolveHistoryFork,
   type StartedFork,
   type StartForkOptions,
   startFork,
   type ValidatedFork,
   validateFork,
 } from './forkRun';
+export {
+  alignHistory,
+  type ForkPoint,
+  type HistoryAlignment,
+  type HistoryEventRef,
+  type StepEvents,
+  stepAtEvent,
+} from './historyPoint';
 export { InheritedStepError } from './inheritedSteps';
 export type { ForkRunOptions, InheritedObservation, InheritedStep } from './lineage';
 export { applyLayers, applyOverrides, type ForkOverrides, type OverrideLayer } from './overrides';
 export { forkFrameIndex, inheritedChain } from './parentTape';
+export { loadRunHistory, type RunHistory, type RunHistoryRequest } from './runHistory';
 export { type RestoreReport, restoreWorld, type WorldTarget } from './worldRestore';

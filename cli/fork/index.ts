@@ -3,27 +3,33 @@
  * rest live with the overrides) and, unless --no-wait, waits for it and stores its history beside its tape.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { Connection } from '@temporalio/client';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import {
   type ForkOverrides,
+  type ForkPoint,
   ForkRequestError,
   forkRun,
+  HistoryMismatchError,
+  loadRunHistory,
   PROVIDERS,
   startFork,
+  stepAtEvent,
   validateFork,
 } from '../../fork';
 import type { Provider } from '../../llm/types';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { checkAgentCode, describeCodeCheck, loadProjectConfig, locateAgent } from '../../replay';
 import { bundleAgentWorkflows } from '../../runtime/workflowBundle';
+import { TapeError } from '../../tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { failed, readTimelineOrExit } from '../replay';
-import { resolveTapePath } from '../verify/tapeArgument';
+import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
 
 const USAGE =
-  'jbx fork TAPE (--at STEP | --at-frame N) [--model M] [--provider P] [--system-prompt FILE|TEXT] [--set PATH=VALUE]... ' +
+  'jbx fork (TAPE (--at STEP | --at-frame N | --event N) | --workflow-id W [--run-id R] --event N) [--model M] [--provider P] [--system-prompt FILE|TEXT] [--set PATH=VALUE]... ' +
   '[--task-queue Q] [--no-wait] [--project DIR] [--skip-code-check] [--dir D] [--json]';
 
 function integer(flag: unknown, name: string): number | undefined {
@@ -86,13 +92,18 @@ export const forkCommand: CommandSpec = {
     'no-wait': { type: 'boolean' },
     project: { type: 'string' },
     'skip-code-check': { type: 'boolean' },
+    'workflow-id': { type: 'string' },
+    'run-id': { type: 'string' },
+    event: { type: 'string' },
   },
   async run({ positionals, flags, out }) {
-    const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
-    const atStep = integer(flags.at, 'at');
+    const eventId = integer(flags.event, 'event');
+    const point = await historyPoint(positionals, flags, eventId, out);
+    const file = point?.tapeFile ?? resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    const atStep = point?.step ?? integer(flags.at, 'at');
     const atFrame = integer(flags['at-frame'], 'at-frame');
     if (atStep === undefined && atFrame === undefined)
-      throw usageError(`say where to fork: --at STEP or --at-frame N\nusage: ${USAGE}`);
+      throw usageError(`say where to fork: --at STEP, --at-frame N or --event N\nusage: ${USAGE}`);
     const overrides: ForkOverrides = {};
     if (typeof flags.provider === 'string') {
       if (!PROVIDERS.includes(flags.provider as Provider))
@@ -144,6 +155,7 @@ export const forkCommand: CommandSpec = {
             workflowId: s.workflowId,
             runId: s.runId,
             fork: s.fork,
+            ...(point ? { event: point.json } : {}),
           });
           return;
         }
@@ -164,6 +176,7 @@ export const forkCommand: CommandSpec = {
           runId: f.runId,
           tape: f.tapeFile,
           fork: f.fork,
+          ...(point ? { event: point.json } : {}),
           status: f.error ? 'failed' : 'completed',
           output: f.result?.output,
           error: f.error,
@@ -178,3 +191,57 @@ export const forkCommand: CommandSpec = {
     }
   },
 };
+
+/**
+ * `--event N` (with `--workflow-id W [--run-id R]` or a TAPE): the run's tape and history, and the step event N
+ * maps to. The history is the one stored beside the tape, else the server's (then stored).
+ */
+async function historyPoint(
+  positionals: string[],
+  flags: Record<string, string | boolean | undefined>,
+  eventId: number | undefined,
+  out: { info(m: string): void },
+): Promise<{ tapeFile: string; step: number; json: ForkPoint } | undefined> {
+  const workflowId = typeof flags['workflow-id'] === 'string' ? flags['workflow-id'] : undefined;
+  const runId = typeof flags['run-id'] === 'string' ? flags['run-id'] : undefined;
+  if (eventId === undefined) {
+    if (workflowId || runId)
+      throw usageError(
+        `--workflow-id / --run-id name a run to fork at a history event: add --event N\nusage: ${USAGE}`,
+      );
+    return undefined;
+  }
+  if (flags.at !== undefined || flags['at-frame'] !== undefined)
+    throw usageError(`--event excludes --at and --at-frame: give one fork point\nusage: ${USAGE}`);
+  if (!workflowId && !positionals[0])
+    throw usageError(`--event N needs the run: --workflow-id W [--run-id R], or a TAPE\nusage: ${USAGE}`);
+  if (workflowId && positionals[0])
+    throw usageError(`give the run either as TAPE or as --workflow-id, not both\nusage: ${USAGE}`);
+  const tapeFile = positionals[0]
+    ? resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE)
+    : undefined;
+  const tapeDir = typeof flags.dir === 'string' ? path.resolve(flags.dir) : tapeDirFromEnv();
+  const temporal = temporalConfigFromEnv();
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
+    const run = await loadRunHistory({
+      ...(tapeFile ? { tapeFile } : {}),
+      ...(workflowId ? { workflowId } : {}),
+      ...(runId ? { runId } : {}),
+      tapeDir,
+      client: new Client({ connection, namespace: temporal.namespace }),
+      serverName: `${temporal.address} namespace ${temporal.namespace}`,
+    });
+    const point = stepAtEvent(run.alignment, eventId, run.tapeFile);
+    out.info(`${run.workflowId} run ${run.runId}, history from ${run.historySource}: ${point.note}`);
+    return { tapeFile: run.tapeFile, step: point.step, json: point };
+  } catch (err) {
+    if (err instanceof ForkRequestError) throw new ExitError(ExitCode.usage, err.message, err);
+    if (err instanceof HistoryMismatchError) throw new ExitError(ExitCode.failed, err.message, err);
+    if (err instanceof TapeError) throw headerFailure(tapeFile ?? String(workflowId), err);
+    failed(err);
+  } finally {
+    await connection?.close();
+  }
+}

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { readTape, TapeError, type TapeFrame } from '../../tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
@@ -5,7 +6,7 @@ import { createProgress } from '../verify/progress';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
 import { frameDetail, frameJson, frameLine } from './render';
 
-const USAGE = 'jbx show TAPE [--step N | --frame N] [--dir D] [--json]';
+const USAGE = 'jbx show TAPE [--step N | --frame N | --events] [--dir D] [--json]';
 
 function index(flag: string | boolean | undefined, name: string): number | undefined {
   if (flag === undefined) return undefined;
@@ -24,8 +25,17 @@ export const showCommand: CommandSpec = {
     dir: { type: 'string' },
     step: { type: 'string' },
     frame: { type: 'string' },
+    events: { type: 'boolean' },
   },
   async run({ positionals, flags, out }) {
+    if (flags.events) {
+      if (flags.step !== undefined || flags.frame !== undefined)
+        throw usageError(`--events lists every step; leave out --step / --frame\nusage: ${USAGE}`);
+      const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+      // Loaded here: it brings the Temporal client, which showing frames does not need.
+      const { showEvents } = require('./events') as typeof import('./events');
+      return showEvents(file, path.dirname(file), out);
+    }
     const step = index(flags.step, 'step');
     const frameIndex = index(flags.frame, 'frame');
     if (step !== undefined && frameIndex !== undefined)
