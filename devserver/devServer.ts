@@ -6,13 +6,14 @@ import { withFileLock } from './fileLock';
 import { isPortFree } from './ports';
 import { probeServer, registerNamespace, waitForServer } from './probe';
 import { terminatePid } from './processControl';
+import { type DevServerTuning, devServerTuningArgs } from './serverTuning';
 import { type DevServerHandle, spawnAttached, spawnDetached } from './spawnServer';
 import { fileSize, readLivePid, serverStateFiles, tailFile } from './stateFiles';
 import { ensureTemporalCli, stderrLog } from './temporalCli';
 
 export type { DevServerHandle };
 
-export interface StartDevServerOptions {
+export interface StartDevServerOptions extends DevServerTuning {
   /** The `temporal` binary; default: ensureTemporalCli() (installs the pinned CLI if needed). */
   cliPath?: string;
   projectRoot?: string;
@@ -89,6 +90,7 @@ export async function startDevServer(options: StartDevServerOptions = {}): Promi
     const args = ['server', 'start-dev', '--ip', host, '--port', String(port), '--db-filename', dbFile];
     args.push('--namespace', namespace, '--log-level', options.logLevel ?? 'warn');
     args.push(...(headless ? ['--headless'] : ['--ui-port', String(uiPort)]));
+    args.push(...devServerTuningArgs(options));
     const spawnOpts = { address, namespace, uiUrl, dbFile, timeoutMs, cliPath, args, env };
     return options.detached
       ? spawnDetached({ ...spawnOpts, logFile: files.logFile, pidFile: files.pidFile })

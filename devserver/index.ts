@@ -29,6 +29,12 @@ export {
 } from './errors';
 export { freePort, isPortFree } from './ports';
 export { isServerUp, probeServer, type ServerState, waitForServer } from './probe';
+export {
+  DEV_SERVER_DYNAMIC_CONFIG,
+  DEV_SERVER_SQLITE_PRAGMAS,
+  type DevServerTuning,
+  devServerTuningArgs,
+} from './serverTuning';
 export { serverStateFiles } from './stateFiles';
 export {
   type EnsureTemporalCliOptions,

@@ -12,6 +12,7 @@ import type { Observation } from './observations';
 import type { Redactor } from './redact';
 import type { RunIdentity, TapeSession, TapeStore } from './store';
 import { errorValue, toTapeValue } from './tapeValue';
+import type { RecorderTimings } from './timings';
 
 export type PriceHook = (call: {
   provider: string;
@@ -24,6 +25,11 @@ export interface ActivityIdentity {
   runId: string;
   activityId: string;
   attempt: number;
+  /**
+   * A local activity: its result reaches the history only when its workflow task completes, so its closing
+   * frames wait for that task's barrier fsync instead of taking one of their own.
+   */
+  isLocal?: boolean;
 }
 
 export interface ActivityTapeDeps {
@@ -31,6 +37,7 @@ export interface ActivityTapeDeps {
   redactor: Redactor;
   costOf: PriceHook;
   nowUs: () => number;
+  timings?: RecorderTimings;
 }
 
 type Op = (s: TapeSession) => Promise<unknown>;
@@ -98,6 +105,8 @@ export class ActivityTape {
   private chunks: unknown[][] = [];
   private chunksStartUs = 0;
   readonly path: string;
+  /** Time this attempt spent writing its frames, fsyncs included. */
+  flushMs = 0;
 
   constructor(
     private readonly deps: ActivityTapeDeps,
@@ -143,20 +152,37 @@ export class ActivityTape {
     this.frame('llm.chunk', () => ({ ...this.ids, chunks }), this.chunksStartUs);
   }
 
-  /** Writes what is buffered. A failure fails the step: a step must not complete unrecorded. */
-  async flush(what: string): Promise<void> {
+  /**
+   * Writes what is buffered. A failure fails the step: a step must not complete unrecorded. A local step's
+   * result waits for its workflow task's barrier fsync; its errors are fsynced at once, because a retry
+   * backoff can end the workflow task without the workflow reaching its barrier.
+   */
+  async flush(what: string, durableNow = false): Promise<void> {
     this.emitChunks();
     if (this.ops.length === 0) return;
     const ops = this.ops;
     this.ops = [];
+    const t0 = performance.now();
     try {
-      await this.deps.store.withTape(this.run, async (s) => {
-        for (const op of ops) await op(s);
-      });
+      await this.deps.store.withTape(
+        this.run,
+        async (s) => {
+          for (const op of ops) await op(s);
+        },
+        undefined,
+        { deferSync: this.identity.isLocal === true && !durableNow },
+      );
     } catch (err) {
       // A damaged or sealed tape stays that way, so retrying the step cannot help.
       const permanent = err instanceof TapeError || err instanceof TapeUsageError;
       throw new TapeRecordError(this.path, what, err, permanent);
+    } finally {
+      const ms = performance.now() - t0;
+      this.flushMs += ms;
+      if (this.deps.timings) {
+        this.deps.timings.flushes++;
+        this.deps.timings.flushMs += ms;
+      }
     }
   }
 
@@ -297,6 +323,6 @@ export class ActivityTape {
       error,
       willRetry,
     }));
-    await this.flush('the step error');
+    await this.flush('the step error', true);
   }
 }

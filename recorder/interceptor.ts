@@ -37,6 +37,10 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
     const ctx = Context.current();
     const info = ctx.info;
     if (info.activityType === RECORD_OUTCOME_ACTIVITY) return next(input);
+    const timings = this.recorder.timings;
+    const t0 = timings ? performance.now() : 0;
+    let inside = 0;
+    let flushedInside = 0;
     const { step, observations, rest } = splitInput(input.args[0]);
     const tape = this.recorder.forActivity(info, step);
     tape.start(input.args.length > 1 ? [rest, ...input.args.slice(1)] : rest, observations);
@@ -44,7 +48,15 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
     try {
       // Not flushed here: the llm and tool steps flush activity.start together with their request, before
       // any I/O; an activity that records nothing of its own writes it with its result.
-      result = await runWithActivityTape(tape, () => next(input));
+      const t1 = timings ? performance.now() : 0;
+      try {
+        result = await runWithActivityTape(tape, () => next(input));
+      } finally {
+        if (timings) {
+          inside = performance.now() - t1;
+          flushedInside = tape.flushMs;
+        }
+      }
     } catch (err) {
       const nonRetryable = isNonRetryable(err, info.retryPolicy?.nonRetryableErrorTypes ?? []);
       const max = info.retryPolicy?.maximumAttempts ?? 0;
@@ -59,6 +71,13 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
       throw err;
     }
     await tape.complete(result);
+    if (timings) {
+      timings.activities++;
+      const total = performance.now() - t0;
+      timings.interceptorMs += total;
+      timings.activityMs += inside;
+      timings.recorderMs += total - inside + flushedInside;
+    }
     return result;
   }
 }

@@ -1,21 +1,45 @@
-import { Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { researchAgent } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { researchTools } from '../../agents/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../devserver';
 import { LlmClient, localEndpoints } from '../../llm';
 import { startModelServer } from '../../modelserver';
-import { bundleAgentWorkflows, createDirectContext, createJukeboxWorker, startAgent } from '../../runtime';
+import { RecorderTimings } from '../../recorder/timings';
+import {
+  bundleAgentWorkflows,
+  createDirectContext,
+  createJukeboxWorker,
+  LATENCY_WORKER_OPTIONS,
+  startAgent,
+} from '../../runtime';
 import { ToolRegistry } from '../../tools';
-import { type BenchSuite, median, result, timeRuns } from '../harness';
+import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
+import { type BenchSuite, median, result } from '../harness';
+import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';
 
 const STEPS = 20;
-const RUNS = 5;
+/** Model steps plus their tool steps: the activities of one sample run, and of the floor workflow. */
+const ACTIVITIES = STEPS * 2 + 1;
+const RUNS = 7;
 
 /**
- * A 20-model-step sample run end to end on the dev server, against the same agent driven in-process with no
- * Temporal. The difference per step is what durability costs.
+ * The breaker stays on (its per-step work is part of what a Jukebox step costs) with a spend velocity the
+ * scripted model's instant answers cannot reach: at durable-step speed they stream thousands of tokens a second.
+ */
+const BENCH_BREAKER = { velocity: { maxTokensPerSecond: 1e9, maxUsdPerMinute: 1e9 } };
+
+const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
+
+/**
+ * The same 20-model-step sample run three ways in one process against one dev server: a bare Temporal workflow
+ * calling 41 no-op activities (the floor Temporal itself sets), the Jukebox agent on Temporal with recording on
+ * (and once more with its tool steps as local activities), and the agent in-process with no Temporal. Each
+ * Temporal run's history is read back to split its time per step (docs/performance.md).
  */
 export const e2eRunSuite: BenchSuite = {
   name: 'e2e',
@@ -23,57 +47,241 @@ export const e2eRunSuite: BenchSuite = {
     const config = temporalConfigFromEnv();
     await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });
     const model = await startModelServer({ script: stepScript(STEPS) });
-    const nativeConnection = await NativeConnection.connect({ address: config.address });
-    const connection = await Connection.connect({ address: config.address });
-    const taskQueue = `bench-e2e-${Date.now()}`;
+    const connection = await NativeConnection.connect({ address: config.address });
+    // The client shares the workers' native connection: that is what lets a start be eager.
+    const client = new Client({ connection, namespace: config.namespace });
+    const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-e2e-'));
+    const stamp = Date.now().toString(36);
+    const timings = new RecorderTimings();
     try {
-      const worker = await createJukeboxWorker({
-        connection: nativeConnection,
+      const floorWorker = await Worker.create({
+        connection,
         namespace: config.namespace,
-        taskQueue,
+        taskQueue: `bench-floor-${stamp}`,
+        workflowBundle: await bundleWorkflowCode({ workflowsPath: FLOOR_WORKFLOWS_PATH, logger: silent }),
+        activities: floorActivities,
+        ...LATENCY_WORKER_OPTIONS,
+      });
+      const agentQueue = `bench-e2e-${stamp}`;
+      const agentWorker = await createJukeboxWorker({
+        connection,
+        namespace: config.namespace,
+        taskQueue: agentQueue,
         endpoints: localEndpoints(model.url),
         tools: researchTools,
         workflowBundle: await bundleAgentWorkflows(),
+        tape: { dir: tapeDir, timings },
       });
       const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
-      // Reloading the script (in memory, microseconds) resets the model server's used-up turns between runs.
-      const temporalMs = await worker.runUntil(() =>
-        timeRuns(RUNS, async () => {
+      const floor: Sample = { ms: [], breakdowns: [] };
+      const agent: Sample = { ms: [], breakdowns: [] };
+      const local: Sample = { ms: [], breakdowns: [] };
+      let recorded = timings.snapshot();
+      const timeRun = async (sample: Sample | undefined, start: () => Promise<WorkflowRun>) => {
+        const t0 = performance.now();
+        const handle = await start();
+        await handle.result();
+        const ms = performance.now() - t0;
+        if (!sample) return;
+        sample.ms.push(ms);
+        sample.breakdowns.push(breakdownHistory((await handle.fetchHistory()).events ?? []));
+      };
+      const runFloor = (s?: Sample) =>
+        timeRun(s, () =>
+          client.workflow.start('floorWorkflow', {
+            taskQueue: floorWorker.options.taskQueue,
+            workflowId: `floor-${stamp}-${Math.random().toString(36).slice(2, 8)}`,
+            args: [ACTIVITIES],
+            requestEagerStart: true,
+          }),
+        );
+      const runAgent = (s?: Sample, localTools?: string[]) =>
+        timeRun(s, () => {
+          // Reloading the script (in memory, microseconds) resets the model server's used-up turns between runs.
           model.loadScript(stepScript(STEPS));
-          const handle = await startAgent('researchAgent', input, {
+          return startAgent('researchAgent', input, {
             connection,
             namespace: config.namespace,
-            taskQueue,
+            taskQueue: agentQueue,
+            runOptions: { breaker: BENCH_BREAKER, ...(localTools ? { localTools } : {}) },
           });
-          await handle.result();
+        });
+      await floorWorker.runUntil(() =>
+        agentWorker.runUntil(async () => {
+          // Untimed warm-up of every path (caches, namespace state, the model server's connection).
+          await runFloor();
+          await runAgent();
+          await runAgent(undefined, ['lookup_fact']);
+          timings.reset();
+          // Interleaved, so load from other processes on this machine falls on all three alike.
+          for (let i = 0; i < RUNS; i++) {
+            await runFloor(floor);
+            const before = timings.snapshot();
+            await runAgent(agent);
+            recorded = addTimings(recorded, diffTimings(timings.snapshot(), before), i === 0);
+            await runAgent(local, ['lookup_fact']);
+          }
         }),
       );
       const direct = createDirectContext({
         llm: new LlmClient(localEndpoints(model.url)),
         tools: new ToolRegistry(researchTools),
       });
-      const directMs = await timeRuns(RUNS, async () => {
+      const directMs: number[] = [];
+      for (let i = 0; i <= RUNS; i++) {
         model.loadScript(stepScript(STEPS));
+        const t0 = performance.now();
         await researchAgent.run(direct, input);
-      });
-      const t = median(temporalMs);
+        if (i > 0) directMs.push(performance.now() - t0);
+      }
+      const f = median(floor.ms);
+      const a = median(agent.ms);
+      const l = median(local.ms);
       const d = median(directMs);
-      const steps = STEPS * 2 + 1; // model steps plus their tool steps
+      process.stderr.write(
+        breakdownTable(
+          [
+            ['floor', meanBreakdown(floor.breakdowns)],
+            ['jukebox', meanBreakdown(agent.breakdowns)],
+            ['jukebox, local tools', meanBreakdown(local.breakdowns)],
+          ],
+          recordedPerRun(recorded, RUNS),
+        ),
+      );
+      const fb = meanBreakdown(floor.breakdowns);
+      const ab = meanBreakdown(agent.breakdowns);
+      const rec = recordedPerRun(recorded, RUNS);
+      const perActivity = (b: RunBreakdown, k: keyof RunBreakdown) => b[k] / Math.max(1, b.activities);
+      const note = `median of ${RUNS} runs, ${ACTIVITIES} steps a run`;
       return [
-        result(`${STEPS}-step sample run, end to end`, t, 'ms', 'same agent in-process, no Temporal', d),
         result(
-          'overhead per step (llm or tool activity)',
-          (t - d) / steps,
+          `floor: bare Temporal workflow, ${ACTIVITIES} no-op activities`,
+          f,
           'ms',
-          'in-process step time',
-          d / steps,
-          `${steps} steps a run, median of ${RUNS} runs`,
+          'target: 15 ms per activity',
+          ACTIVITIES * 15,
+          note,
+        ),
+        result('floor per activity', f / ACTIVITIES, 'ms', 'target', 15, note),
+        result(`${STEPS}-step sample run on Temporal`, a, 'ms', 'the floor (target ratio <= 1.15)', f, note),
+        result(`${STEPS}-step sample run, tools as local activities`, l, 'ms', 'the floor', f, note),
+        result(
+          `${STEPS}-step sample run on Temporal`,
+          a,
+          'ms',
+          'same agent in-process, no Temporal',
+          d,
+          note,
+        ),
+        result(
+          'overhead per step over in-process (llm or tool activity)',
+          (a - d) / ACTIVITIES,
+          'ms',
+          'floor per activity',
+          f / ACTIVITIES,
+          note,
+        ),
+        result(
+          'per step: activity schedule-to-start',
+          perActivity(ab, 'activityScheduleToStartMs'),
+          'ms',
+          'floor',
+          perActivity(fb, 'activityScheduleToStartMs'),
+        ),
+        result(
+          'per step: activity start-to-close',
+          perActivity(ab, 'activityStartToCloseMs'),
+          'ms',
+          'floor',
+          perActivity(fb, 'activityStartToCloseMs'),
+        ),
+        result(
+          'per step: workflow task schedule-to-start',
+          perActivity(ab, 'workflowTaskScheduleToStartMs'),
+          'ms',
+          'floor',
+          perActivity(fb, 'workflowTaskScheduleToStartMs'),
+        ),
+        result(
+          'per step: workflow task start-to-close',
+          perActivity(ab, 'workflowTaskStartToCloseMs'),
+          'ms',
+          'floor',
+          perActivity(fb, 'workflowTaskStartToCloseMs'),
+        ),
+        result(
+          'per step: recorder (interceptor and tape writes)',
+          rec.recorderMs / Math.max(1, rec.activities),
+          'ms',
+          '-',
+          null,
+          `of which tape fsync ${(rec.syncMs / Math.max(1, rec.activities)).toFixed(2)} ms`,
         ),
       ];
     } finally {
       await connection.close();
-      await nativeConnection.close();
       await model.close();
+      rmSync(tapeDir, { recursive: true, force: true });
     }
   },
 };
+
+interface Sample {
+  ms: number[];
+  breakdowns: RunBreakdown[];
+}
+
+type WorkflowRun = {
+  result(): Promise<unknown>;
+  fetchHistory(): Promise<{ events?: Parameters<typeof breakdownHistory>[0] | null }>;
+};
+
+type Recorded = ReturnType<RecorderTimings['snapshot']>;
+
+function diffTimings(after: Recorded, before: Recorded): Recorded {
+  const out = { ...after };
+  for (const k of Object.keys(out) as (keyof Recorded)[]) out[k] = after[k] - before[k];
+  return out;
+}
+
+function addTimings(sum: Recorded, add: Recorded, first: boolean): Recorded {
+  if (first) return add;
+  const out = { ...sum };
+  for (const k of Object.keys(out) as (keyof Recorded)[]) out[k] = sum[k] + add[k];
+  return out;
+}
+
+function recordedPerRun(r: Recorded, runs: number): Recorded {
+  const out = { ...r };
+  for (const k of Object.keys(out) as (keyof Recorded)[]) out[k] = r[k] / runs;
+  return out;
+}
+
+/** The per-step table the suite prints on stderr: server phases from the histories, recorder phases timed. */
+function breakdownTable(rows: [string, RunBreakdown][], rec: Recorded): string {
+  const f = (n: number) => n.toFixed(2).padStart(8);
+  const lines = [
+    '',
+    'e2e per-step breakdown (mean per run; per-step figures divide by activity tasks, or by steps for local runs)',
+    `${'run'.padEnd(22)}${'total'.padStart(9)}${'acts'.padStart(6)}${'local'.padStart(6)}${'eager'.padStart(6)}${'wft'.padStart(5)}` +
+      `${'first'.padStart(8)}${'act s2s'.padStart(9)}${'act s2c'.padStart(9)}${'wft s2s'.padStart(9)}${'wft s2c'.padStart(9)}`,
+  ];
+  for (const [name, b] of rows) {
+    const steps = Math.max(1, b.activities + b.localActivities);
+    lines.push(
+      `${name.padEnd(22)}${b.totalMs.toFixed(0).padStart(9)}${b.activities.toFixed(0).padStart(6)}` +
+        `${b.localActivities.toFixed(0).padStart(6)}${b.eagerActivities.toFixed(0).padStart(6)}${b.workflowTasks.toFixed(0).padStart(5)}` +
+        `${f(b.firstTaskMs)}${f(b.activityScheduleToStartMs / steps)}${f(b.activityStartToCloseMs / steps)}` +
+        `${f(b.workflowTaskScheduleToStartMs / steps)}${f(b.workflowTaskStartToCloseMs / steps)}`,
+    );
+  }
+  const per = (n: number) => (n / Math.max(1, rec.activities)).toFixed(3);
+  lines.push(
+    `recorder, per recorded activity of the jukebox run: interceptor ${per(rec.interceptorMs)} ms, ` +
+      `of it the activity's own work ${per(rec.activityMs - (rec.recorderMs - (rec.interceptorMs - rec.activityMs)))} ms ` +
+      `and recording ${per(rec.recorderMs)} ms; tape flushes ${(rec.flushes / Math.max(1, rec.activities)).toFixed(1)} ` +
+      `taking ${per(rec.flushMs)} ms, fsyncs ${(rec.syncs / Math.max(1, rec.activities)).toFixed(2)} taking ${per(rec.syncMs)} ms`,
+    '',
+  );
+  return `${lines.join('\n')}\n`;
+}
