@@ -5,8 +5,8 @@
  * every frame that verified and names the first one that did not.
  */
 import path from 'node:path';
-import { readTimeline, type Timeline, type TimelineStep } from '../replay/timeline';
-import { type Tape, TapeError, type TapeFrame, type TapeHeader } from '../tape';
+import { readTimeline, type Timeline } from '../replay/timeline';
+import { derefValue, type Tape, TapeError, type TapeFrame, type TapeHeader } from '../tape';
 import { forkCommandLine } from './commandLine';
 import { clip, jsonValue } from './jsonValue';
 
@@ -128,7 +128,7 @@ export function timelineOf(tape: Tape, file: string): Timeline | null {
   }
 }
 
-const KIND_OF: Record<string, RowKind> = { llmStep: 'llm', toolStep: 'tool' };
+const KIND_OF: Record<string, 'llm' | 'tool'> = { llmStep: 'llm', toolStep: 'tool' };
 const QUIET = new Set(['activity.start', 'activity.complete', 'activity.error', 'blob', 'seal']);
 
 function textOf(v: unknown, max = 160): string {
@@ -136,10 +136,63 @@ function textOf(v: unknown, max = 160): string {
   return clip(s.replace(/\s+/g, ' ').trim(), max);
 }
 
-function previewOf(s: TimelineStep | undefined, tape: Tape, frames: TapeFrame[]): string {
+/**
+ * What the timeline row of an llm or tool step shows, read from the final attempt's own frames only. The full
+ * step (its conversation resolved) is built per step when it is opened: resolving every step's conversation
+ * up front costs time quadratic in the run's length, which a 2,000-step run cannot afford on open.
+ */
+interface StepFacts {
+  kind: 'llm' | 'tool';
+  model?: string;
+  text?: string;
+  toolCalls: { name: string; arguments: unknown }[];
+  usage: { inputTokens: number; outputTokens: number } | null;
+  cost: number | null;
+  chunks: number;
+  toolName?: string;
+  args?: unknown;
+  output?: unknown;
+  error?: { message?: string };
+}
+
+function stepFacts(tape: Tape, kind: 'llm' | 'tool', frames: TapeFrame[], attempt: number): StepFacts {
+  const s: StepFacts = { kind, toolCalls: [], usage: null, cost: null, chunks: 0 };
+  for (const f of frames) {
+    const p = (f.payload ?? {}) as P;
+    if ((typeof p.attempt === 'number' ? p.attempt : 1) !== attempt) continue;
+    if (f.kind === 'llm.request') s.model ??= String(p.model);
+    else if (f.kind === 'llm.chunk') s.chunks += Array.isArray(p.chunks) ? p.chunks.length : 0;
+    else if (f.kind === 'llm.response') {
+      s.model = String(p.model ?? s.model);
+      const m = derefValue(tape, p.message) as
+        | { content?: unknown; toolCalls?: StepFacts['toolCalls'] }
+        | undefined;
+      s.text = typeof m?.content === 'string' ? m.content : '';
+      s.toolCalls = Array.isArray(m?.toolCalls) ? m.toolCalls : [];
+      const u = p.usage as { inputTokens?: number; outputTokens?: number } | undefined;
+      if (u) s.usage = { inputTokens: Number(u.inputTokens ?? 0), outputTokens: Number(u.outputTokens ?? 0) };
+      s.cost = typeof p.cost === 'number' ? p.cost : null;
+    } else if (f.kind === 'tool.call') {
+      s.toolName = String(p.toolName);
+      s.args = p.args;
+    } else if (f.kind === 'tool.result') {
+      if (p.isError) s.error = (p.error ?? {}) as StepFacts['error'];
+      else s.output = derefValue(tape, p.output);
+    } else if (f.kind === 'activity.start' && kind === 'tool' && s.toolName === undefined) {
+      const i = derefValue(tape, p.input) as { name?: unknown; args?: unknown } | undefined;
+      if (i && typeof i === 'object' && typeof i.name === 'string') {
+        s.toolName = i.name;
+        s.args = i.args;
+      }
+    }
+  }
+  return s;
+}
+
+function previewOf(s: StepFacts | undefined, tape: Tape, frames: TapeFrame[]): string {
   if (s?.kind === 'llm') {
-    const calls = (s.response?.toolCalls ?? []).map((c) => `${c.name}(${textOf(c.arguments, 60)})`);
-    return textOf([s.response?.text, ...calls].filter(Boolean).join(' → '));
+    const calls = s.toolCalls.map((c) => `${c.name}(${textOf(c.arguments, 60)})`);
+    return textOf([s.text, ...calls].filter(Boolean).join(' → '));
   }
   if (s?.kind === 'tool')
     return `${s.toolName}(${textOf(s.args, 60)}) → ${textOf(s.error?.message ?? s.output, 80)}`;
@@ -153,13 +206,7 @@ function previewOf(s: TimelineStep | undefined, tape: Tape, frames: TapeFrame[])
   return '';
 }
 
-export function buildRunView(
-  id: string,
-  file: string,
-  bytes: number,
-  tape: Tape,
-  timeline: Timeline | null,
-): RunView {
+export function buildRunView(id: string, file: string, bytes: number, tape: Tape): RunView {
   interface Group {
     step: number;
     activityId: string | null;
@@ -252,12 +299,11 @@ export function buildRunView(
   for (const g of groups) g.frames.sort((a, b) => a.index - b.index);
   groups.sort((a, b) => a.frames[0]!.index - b.frames[0]!.index);
 
-  const steps = new Map<string, TimelineStep>();
-  for (const s of timeline?.steps ?? []) steps.set(s.activityId, s);
   const tokens = { input: 0, output: 0 };
   let cost: number | null = null;
   const rows = groups.map((g, i): StepRow => {
-    const s = g.activityId ? steps.get(g.activityId) : undefined;
+    const stepKind = KIND_OF[g.activityType ?? ''];
+    const s = stepKind ? stepFacts(tape, stepKind, g.frames, g.lastAttempt || 1) : undefined;
     const kind: RowKind =
       KIND_OF[g.activityType ?? ''] ??
       (g.activityType?.startsWith('booth') ? 'booth' : g.activityId ? 'activity' : 'other');
@@ -283,7 +329,7 @@ export function buildRunView(
       activityType: g.activityType,
       label:
         kind === 'llm'
-          ? (s?.response?.model ?? s?.request?.model ?? 'model')
+          ? (s?.model ?? 'model')
           : kind === 'tool'
             ? (s?.toolName ?? 'tool')
             : (g.activityType ?? marks[0] ?? 'frames'),
@@ -295,10 +341,10 @@ export function buildRunView(
       tokens: usage ? { input: usage.inputTokens, output: usage.outputTokens } : null,
       cost: s?.cost ?? null,
       marks,
-      chunks: s?.chunks.length ?? 0,
+      chunks: s?.chunks ?? 0,
       preview: previewOf(s, tape, g.frames),
       error: g.error,
-      fork: s ? forkCommandLine(file, s.step) : null,
+      fork: s ? forkCommandLine(file, g.step) : null,
     };
   });
   const h = tape.header;

@@ -4,7 +4,7 @@
  * writes with a line diff against the file's previous staged version on the tape, SQL statements, MCP calls,
  * shell commands, commit / rollback / breaker decisions), the attempts and the raw frames.
  */
-import type { Timeline } from '../replay/timeline';
+import { readTimeline } from '../replay/timeline';
 import { BlobRef, decodeBlob, type Tape, type TapeFrame } from '../tape';
 import { type DiffLine, lineDiff } from './fileDiff';
 import { bytesText, jsonValue } from './jsonValue';
@@ -120,14 +120,15 @@ function fileDiff(tape: Tape, f: TapeFrame): EffectView['diff'] {
   };
 }
 
-export function stepDetail(
-  tape: Tape,
-  timeline: Timeline | null,
-  row: StepRow,
-  temporalUrl: string | null,
-): StepDetail {
+export function stepDetail(tape: Tape, row: StepRow, temporalUrl: string | null): StepDetail {
   const frames = row.frames.map((i) => tape.frames[i]!);
-  const s = timeline?.steps.find((x) => x.activityId === row.activityId);
+  // The step as replay reads it, from this row's frames alone: its conversation resolved, and nobody else's.
+  const s =
+    row.kind === 'llm' || row.kind === 'tool'
+      ? readTimeline({ ...tape, frames }, row.activityId ?? undefined).steps.find(
+          (x) => x.activityId === row.activityId,
+        )
+      : undefined;
   const out: StepDetail = { row, effects: [], attempts: [], frames: [], temporalUrl };
   if (s?.kind === 'llm' && s.request) {
     const r = s.request;

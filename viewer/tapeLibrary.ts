@@ -23,7 +23,8 @@ export class TapeNotServedError extends Error {
 interface Loaded {
   key: string;
   tape: Tape | null;
-  timeline: Timeline | null;
+  /** Built on first need (a diff): resolving every step's conversation is the costly part of reading a run. */
+  timeline?: Timeline | null;
   run: RunView;
 }
 
@@ -78,8 +79,7 @@ export class TapeLibrary {
     let loaded: Loaded;
     try {
       const tape = readTape(file, { recover: true });
-      const timeline = timelineOf(tape, file);
-      loaded = { key, tape, timeline, run: buildRunView(id, file, st.size, tape, timeline) };
+      loaded = { key, tape, run: buildRunView(id, file, st.size, tape) };
     } catch (err) {
       if (!(err instanceof TapeError)) throw err;
       loaded = { key, tape: null, timeline: null, run: unreadableRun(id, path.basename(file), st.size, err) };
@@ -95,14 +95,16 @@ export class TapeLibrary {
   }
 
   step(id: string, i: number): StepDetail {
-    const { tape, timeline, run } = this.load(id);
+    const { tape, run } = this.load(id);
     const row = run.rows[i];
     if (!tape || !row) throw new TapeNotServedError(`tape ${id} has no row ${i}`, 404);
-    return stepDetail(tape, timeline, row, run.header ? this.temporal(run.header) : null);
+    return stepDetail(tape, row, run.header ? this.temporal(run.header) : null);
   }
 
   diff(a: string, b: string): TimelineDiff {
     const [x, y] = [this.load(a), this.load(b)];
+    for (const l of [x, y])
+      if (l.timeline === undefined) l.timeline = l.tape ? timelineOf(l.tape, this.fileOf(l.run.id)) : null;
     for (const [id, l] of [
       [a, x],
       [b, y],
