@@ -20,4 +20,5 @@ export const commands: CommandEntry[] = [
   { name: 'replay', load: () => (require('./replay') as typeof import('./replay')).replayCommand },
   { name: 'fork', load: () => (require('./fork') as typeof import('./fork')).forkCommand },
   { name: 'diff', load: () => (require('./diff') as typeof import('./diff')).diffCommand },
+  { name: 'view', load: () => (require('./view') as typeof import('./view')).viewCommand },
 ];
