@@ -10,6 +10,8 @@ export interface GoInstallOptions {
   ldflags?: string;
   log: (message: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** What is being built, for progress lines (default `the Temporal CLI`). */
+  what?: string;
 }
 
 // What go prints when it cannot fetch a module, as opposed to failing to compile one.
@@ -24,6 +26,7 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
   if (goVersion?.code !== 0) throw new GoToolchainMissingError(goVersion?.stderr);
 
   const target = `${options.pkg}@${options.version}`;
+  const what = options.what ?? 'the Temporal CLI';
   const args = ['install', ...(options.ldflags ? ['-ldflags', options.ldflags] : []), target];
   options.log(`installing ${target} with ${goVersion.stdout.trim()} into ${options.binDir}`);
   options.log('the first build downloads and compiles ~300 modules and takes a few minutes');
@@ -32,7 +35,7 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
   const problems: string[] = [];
   const ticker = setInterval(() => {
     const s = Math.round((Date.now() - started) / 1000);
-    options.log(`still building the Temporal CLI (${s}s, ${downloaded} modules downloaded)`);
+    options.log(`still building ${what} (${s}s, ${downloaded} modules downloaded)`);
   }, PROGRESS_EVERY_MS);
   let result: Awaited<ReturnType<typeof runCommand>>;
   try {
@@ -48,7 +51,7 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
   }
   if (!result) throw new GoToolchainMissingError();
   if (result.code === 0) {
-    options.log(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)}s`);
+    options.log(`built ${what} in ${Math.round((Date.now() - started) / 1000)}s`);
     return;
   }
   const tail = problems.slice(-20);

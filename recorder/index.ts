@@ -12,10 +12,25 @@ export {
   type PriceHook,
 } from './activityTape';
 export { hashBundleCode, hashWorkflowBundle } from './agentCodeHash';
-export { TapeLockTimeoutError, TapeRecordError } from './errors';
+export {
+  ObjectStoreError,
+  TapeContentionError,
+  TapeLockTimeoutError,
+  TapeRecordError,
+  TapeSegmentsError,
+  TapeStoreConfigError,
+} from './errors';
 export { TapeRecordingInterceptor } from './interceptor';
 export { isAlive, type LockOptions, withFileLock } from './lock';
 export { tapeFileName, tapeIdFor } from './naming';
+export { ObjectBucket, type ObjectBucketOptions } from './objectBucket';
+export {
+  ObjectTapeStore,
+  type ObjectTapeStoreOptions,
+  SEGMENT_OFFSET_DIGITS,
+  segmentKey,
+  segmentOffset,
+} from './objectStore';
 export {
   type Observation,
   RECORD_OUTCOME_ACTIVITY,
@@ -32,12 +47,22 @@ export {
 } from './redact';
 export {
   DEFAULT_TAPE_DIR,
+  FolderTapeStore,
   type RunIdentity,
   type StoreFsyncPolicy,
+  type TapeCreateOptions,
   TapeSession,
   TapeStore,
   type TapeStoreOptions,
   tapeDirFromEnv,
 } from './store';
+export {
+  type ObjectStoreConfig,
+  objectStoreConfigFromEnv,
+  objectTapeStore,
+  tapeStoreFromEnv,
+} from './storeFromEnv';
 export { summarizeTape, type TapeSummary } from './summary';
+export { type TapeSinks, tapeSinks } from './sinks';
 export { errorValue, toTapeValue } from './tapeValue';
+export { RecorderTimings } from './timings';

@@ -7,10 +7,14 @@ import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../pricin
 import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
 import type { RecordOutcomeInput } from './observations';
 import { type RedactionOptions, Redactor } from './redact';
-import { type RunIdentity, TapeStore, type TapeStoreOptions } from './store';
+import type { RunIdentity, TapeStore, TapeStoreOptions } from './store';
+import { tapeStoreFromEnv } from './storeFromEnv';
 import { errorValue, toTapeValue } from './tapeValue';
+import type { RecorderTimings } from './timings';
 
 export interface TapeRecorderOptions extends TapeStoreOptions {
+  /** The store to record into; default: `dir` when given, else the one `JUKEBOX_TAPE_STORE` names (storeFromEnv). */
+  store?: TapeStore;
   redaction?: RedactionOptions;
   /**
    * Price table hook: the cost of one model call in USD, or null when unknown. The default prices calls with
@@ -45,13 +49,15 @@ export class TapeRecorder {
   readonly agentCodeHash: string;
   private readonly costOf: PriceHook;
   private readonly nowUs: () => number;
+  readonly timings: RecorderTimings | undefined;
 
   constructor(options: TapeRecorderOptions = {}) {
-    this.store = new TapeStore(options);
+    this.store = options.store ?? tapeStoreFromEnv(options);
     this.redactor = new Redactor(options.redaction);
     this.agentCodeHash = options.agentCodeHash ?? 'unknown';
     this.costOf = options.costOf ?? pricedBy(options.prices ?? loadPriceBook());
     this.nowUs = options.nowUs ?? defaultNowUs;
+    this.timings = options.timings;
   }
 
   runOf(info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
@@ -68,14 +74,26 @@ export class TapeRecorder {
     info: Pick<
       Info,
       'workflowExecution' | 'workflowType' | 'taskQueue' | 'activityId' | 'attempt' | 'activityType'
-    >,
+    > & { isLocal?: boolean },
     step: number,
   ): ActivityTape {
     const run = this.runOf(info);
     return new ActivityTape(
-      { store: this.store, redactor: this.redactor, costOf: this.costOf, nowUs: this.nowUs },
+      {
+        store: this.store,
+        redactor: this.redactor,
+        costOf: this.costOf,
+        nowUs: this.nowUs,
+        ...(this.timings ? { timings: this.timings } : {}),
+      },
       run,
-      { workflowId: run.workflowId, runId: run.runId, activityId: info.activityId, attempt: info.attempt },
+      {
+        workflowId: run.workflowId,
+        runId: run.runId,
+        activityId: info.activityId,
+        attempt: info.attempt,
+        ...(info.isLocal ? { isLocal: true } : {}),
+      },
       info.activityType,
       step,
     );
@@ -100,6 +118,15 @@ export class TapeRecorder {
       return true;
     });
     return { sealed, path };
+  }
+
+  /**
+   * The barrier after a workflow task's local steps (the workflow calls it through the jukeboxTape sink
+   * before the command that ends the task): their frames are fsynced before the task's completion puts their
+   * results into the history.
+   */
+  async barrier(workflowId: string, runId: string): Promise<void> {
+    await this.store.barrier?.(workflowId, runId);
   }
 
   describeError(err: unknown) {

@@ -3,7 +3,8 @@
  * file next to it; a process whose cached writer is behind the file (another process appended since, seen
  * as a size change) reopens it, which verifies the tape and continues its chain. See docs/tape-store.md.
  */
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import {
   type AppendedFrame,
@@ -13,12 +14,15 @@ import {
   openTape,
   type SealInfo,
   STEP_CLOSING_KINDS,
+  type TapeHeader,
   TapeSealedError,
   TapeUsageError,
   TapeWriter,
 } from '../tape';
 import { withFileLock } from './lock';
 import { tapeFileName, tapeIdFor } from './naming';
+import type { RecorderTimings } from './timings';
+import { WriterSync } from './writerSync';
 
 export type StoreFsyncPolicy = 'step' | 'every-frame' | 'none';
 
@@ -28,11 +32,20 @@ export interface TapeStoreOptions {
   /** Folder of the tapes; default `$JUKEBOX_TAPE_DIR`, else `.jukebox/tapes` under the working directory. */
   dir?: string;
   /**
-   * 'step' (default): each append batch that holds a step-closing frame ends with one fsync, before the lock
-   * is released and before the activity that wrote it may complete. 'every-frame': fsync after each frame.
-   * 'none': leave it to the OS (benchmarks, throwaway runs).
+   * 'step' (default): an append batch that holds a step-closing frame is fsynced (fdatasync) before the
+   * activity that wrote it may complete; batches of several steps that finish together share one fsync, and
+   * the batches of local steps share the one their workflow task's barrier issues (docs/tape-store.md).
+   * 'every-frame': fsync after each frame. 'none': leave it to the OS (benchmarks, throwaway runs).
    */
   fsync?: StoreFsyncPolicy;
+  /** Counts flushes and fsyncs with their time, for the e2e bench's per-step breakdown. */
+  timings?: RecorderTimings;
+  /**
+   * Local steps' frames wait for their workflow task's barrier, but never longer than this (default 2 s):
+   * the SDK heartbeats a workflow task that runs local activities after 80% of its timeout (8 s by default),
+   * which puts their results into the history early, so their frames must be durable before that.
+   */
+  localSyncWithinMs?: number;
   /** How long to wait for another process's lock on a tape (default 30 s). */
   lockTimeoutMs?: number;
   /** Writers kept open at once; older ones are closed and reopened on demand (default 32). */
@@ -49,7 +62,8 @@ export interface RunIdentity {
   agentCodeHash: string;
 }
 
-interface Entry {
+/** A run's tape as one process holds it between appends. */
+export interface Entry {
   writer: TapeWriter | undefined;
   /** Highest `seq` of a random/clock frame on the tape, so a retried activity does not record them twice. */
   observedSeq: number;
@@ -57,6 +71,15 @@ interface Entry {
   /** File size when the entry was last known to match the file. */
   size: number;
   idle?: NodeJS.Timeout;
+}
+
+/** How a withTape call wants its appends made durable (stores that cannot defer simply sync at once). */
+export interface WithTapeOptions {
+  /**
+   * A local step's frames: written now, made durable by its workflow task's barrier (TapeStore.barrier) or
+   * the store's time limit, whichever comes first, instead of by an fsync of their own.
+   */
+  deferSync?: boolean;
 }
 
 export function tapeDirFromEnv(env: NodeJS.ProcessEnv = process.env): string {
@@ -113,14 +136,52 @@ export class TapeSession {
   }
 }
 
-export class TapeStore {
+/** Header fields a run's tape is created with beyond its identity: a fork names its parent here. */
+export type TapeCreateOptions = Pick<TapeHeader, 'parent' | 'meta'>;
+
+/**
+ * Where runs' tapes live. Every worker of a run must reach the same store: the folder store (default) when
+ * they share a filesystem, the object store (objectStore.ts) when they run on different hosts.
+ */
+export interface TapeStore {
+  /** The folder, or `s3://bucket/prefix/` of an object store: for messages and listings. */
+  readonly location: string;
+  readonly fsync: StoreFsyncPolicy;
+  /** A local file holding the run's tape as this process last wrote or read it. */
+  pathFor(workflowId: string, runId: string): string;
+  /** Every tape in the store: local paths (folder) or `s3://` URLs (object store). */
+  list(): Promise<string[]>;
+  /**
+   * Runs `fn` with the run's tape to itself, creating the tape (with `create`'s header fields) on first use;
+   * what `fn` appended is durable in the store when this resolves.
+   */
+  withTape<T>(
+    run: RunIdentity,
+    fn: (session: TapeSession) => Promise<T>,
+    create?: TapeCreateOptions,
+    options?: WithTapeOptions,
+  ): Promise<T>;
+  /**
+   * Makes durable what deferSync calls appended to the run's tape (a workflow task's barrier after local
+   * steps). Stores that never defer need not implement it.
+   */
+  barrier?(workflowId: string, runId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A folder of tapes shared by the processes of one host (or of hosts that share the filesystem). */
+export class FolderTapeStore implements TapeStore {
   readonly dir: string;
   readonly fsync: StoreFsyncPolicy;
   private readonly lockTimeoutMs: number;
   private readonly maxOpen: number;
   private readonly idleCloseMs: number;
+  private readonly localSyncWithinMs: number;
+  private readonly timings: RecorderTimings | undefined;
   private dirReady: Promise<void> | undefined;
   private readonly entries = new Map<string, Entry>();
+  // Per open writer: which of its append batches an fsync covers (group commit, barriers of local steps).
+  private readonly syncs = new WeakMap<TapeWriter, WriterSync>();
   // Same-process callers queue here first: the lock file cannot tell two callers of one process apart.
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -130,6 +191,12 @@ export class TapeStore {
     this.lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
     this.maxOpen = options.maxOpenTapes ?? 32;
     this.idleCloseMs = options.idleCloseMs ?? 5_000;
+    this.localSyncWithinMs = options.localSyncWithinMs ?? 2_000;
+    this.timings = options.timings;
+  }
+
+  get location(): string {
+    return this.dir;
   }
 
   pathFor(workflowId: string, runId: string): string {
@@ -150,9 +217,15 @@ export class TapeStore {
 
   /**
    * Runs `fn` holding the run's tape exclusively (across processes), creating the tape on first use, and
-   * makes what it appended durable per the fsync policy before releasing it.
+   * makes what it appended durable per the fsync policy before resolving. The fsync runs after the lock is
+   * released, so callers that appended meanwhile share the next one instead of queueing one each.
    */
-  withTape<T>(run: RunIdentity, fn: (session: TapeSession) => Promise<T>): Promise<T> {
+  async withTape<T>(
+    run: RunIdentity,
+    fn: (session: TapeSession) => Promise<T>,
+    create?: TapeCreateOptions,
+    options: WithTapeOptions = {},
+  ): Promise<T> {
     const file = this.pathFor(run.workflowId, run.runId);
     const previous = this.queues.get(file) ?? Promise.resolve();
     const next = previous
@@ -160,7 +233,9 @@ export class TapeStore {
       // The lock file lives next to the tape, so the folder must exist before the first lock.
       .then(() => (this.dirReady ??= mkdir(this.dir, { recursive: true }).then(() => undefined)))
       .then(() =>
-        withFileLock(`${file}.lock`, () => this.locked(file, run, fn), { timeoutMs: this.lockTimeoutMs }),
+        withFileLock(`${file}.lock`, () => this.locked(file, run, fn, create), {
+          timeoutMs: this.lockTimeoutMs,
+        }),
       );
     this.queues.set(file, next);
     void next
@@ -168,21 +243,51 @@ export class TapeStore {
       .then(() => {
         if (this.queues.get(file) === next) this.queues.delete(file);
       });
-    return next;
+    const { result, sync, gen, needsSync } = await next;
+    if (sync && needsSync && this.fsync === 'step') {
+      if (options.deferSync) sync.within(this.localSyncWithinMs);
+      else await sync.through(gen);
+    }
+    return result;
   }
 
-  private async locked<T>(file: string, run: RunIdentity, fn: (s: TapeSession) => Promise<T>): Promise<T> {
-    const entry = await this.current(file, run);
+  /**
+   * The barrier of a workflow task that ran local steps: fsyncs what they wrote to the run's tape in this
+   * process, so every step the task's completion records in the history is on the disk first. A no-op when
+   * nothing waits for an fsync.
+   */
+  async barrier(workflowId: string, runId: string): Promise<void> {
+    const writer = this.entries.get(this.pathFor(workflowId, runId))?.writer;
+    const sync = writer && this.syncs.get(writer);
+    if (!sync?.pending) return;
+    if (this.timings) this.timings.barriers++;
+    await sync.through();
+  }
+
+  private async locked<T>(
+    file: string,
+    run: RunIdentity,
+    fn: (s: TapeSession) => Promise<T>,
+    create?: TapeCreateOptions,
+  ): Promise<{ result: T; sync: WriterSync | undefined; gen: number; needsSync: boolean }> {
+    const entry = await this.current(file, run, create);
     const session = new TapeSession(file, entry);
+    const before = entry.writer?.byteLength;
     try {
+      // One write for everything fn appends, instead of a file-system round trip per frame and blob.
+      entry.writer?.hold();
       const result = await fn(session);
-      if (session.needsSync && this.fsync === 'step') await entry.writer?.sync();
+      await entry.writer?.release();
+      const sync = entry.writer && this.syncOf(entry.writer);
+      const gen = sync && entry.writer?.byteLength !== before ? sync.wrote() : 0;
+      // seal() fsyncs the whole tape itself, earlier deferred frames included.
+      if (entry.sealed) sync?.covered();
       if (entry.sealed) await this.evict(file);
       else {
         entry.size = entry.writer?.byteLength ?? entry.size;
         this.closeWhenIdle(file, entry);
       }
-      return result;
+      return { result, sync, gen, needsSync: session.needsSync };
     } catch (err) {
       // The writer may be poisoned or ahead of the file; the next caller starts from what is on disk.
       await this.evict(file);
@@ -190,14 +295,9 @@ export class TapeStore {
     }
   }
 
-  private async current(file: string, run: RunIdentity): Promise<Entry> {
-    const size = await stat(file).then(
-      (s) => s.size,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return undefined;
-        throw err;
-      },
-    );
+  private async current(file: string, run: RunIdentity, create?: TapeCreateOptions): Promise<Entry> {
+    // Synchronous for the same reason as the lock file: a thread-pool round trip per step for a cached stat.
+    const size = statSync(file, { throwIfNoEntry: false })?.size;
     const cached = this.entries.get(file);
     if (cached) clearTimeout(cached.idle);
     if (cached && size === cached.size) {
@@ -212,19 +312,7 @@ export class TapeStore {
     let entry: Entry;
     if (size === undefined) {
       await mkdir(this.dir, { recursive: true });
-      const writer = await TapeWriter.open(
-        file,
-        {
-          tapeId: tapeIdFor(run.workflowId, run.runId),
-          createdAtMs: Date.now(),
-          workflowType: run.workflowType,
-          workflowId: run.workflowId,
-          runId: run.runId,
-          taskQueue: run.taskQueue,
-          agentCodeHash: run.agentCodeHash,
-        },
-        writerOptions,
-      );
+      const writer = await TapeWriter.open(file, tapeHeaderFor(run, create), writerOptions);
       entry = { writer, observedSeq: -1, sealed: false, size: writer.byteLength };
     } else {
       const scan = scanTape(file);
@@ -269,8 +357,21 @@ export class TapeStore {
   private async evict(file: string): Promise<void> {
     const e = this.entries.get(file);
     this.entries.delete(file);
-    clearTimeout(e?.idle);
-    await e?.writer?.close().catch(() => {});
+    if (!e) return;
+    clearTimeout(e.idle);
+    // What was written but not fsynced yet (local steps before their barrier, an fsync still owed) reaches
+    // the disk before the writer closes; callers still waiting on a writer that cannot sync fail their step.
+    if (e.writer) await this.syncs.get(e.writer)?.close();
+    await e.writer?.close().catch(() => {});
+  }
+
+  private syncOf(writer: TapeWriter): WriterSync {
+    let sync = this.syncs.get(writer);
+    if (!sync) {
+      sync = new WriterSync(writer, this.timings);
+      this.syncs.set(writer, sync);
+    }
+    return sync;
   }
 
   /** Closes every open writer (worker shutdown). */
@@ -279,8 +380,26 @@ export class TapeStore {
   }
 }
 
+/** `new TapeStore(options)` keeps meaning the default store, the folder; `TapeStore` as a type is the interface. */
+export const TapeStore = FolderTapeStore;
+
+/** The header of a run's new tape: its identity, plus a fork's parent and metadata. */
+export function tapeHeaderFor(run: RunIdentity, create?: TapeCreateOptions): TapeHeader {
+  return {
+    tapeId: tapeIdFor(run.workflowId, run.runId),
+    createdAtMs: Date.now(),
+    workflowType: run.workflowType,
+    workflowId: run.workflowId,
+    runId: run.runId,
+    taskQueue: run.taskQueue,
+    agentCodeHash: run.agentCodeHash,
+    ...(create?.parent ? { parent: create.parent } : {}),
+    ...(create?.meta ? { meta: create.meta } : {}),
+  };
+}
+
 /** One verifying pass: is the tape sealed, and which observation frames does it already hold. */
-function scanTape(file: string): { sealed: boolean; observedSeq: number } {
+export function scanTape(file: string): { sealed: boolean; observedSeq: number } {
   const cursor = openTape(file, { keepBlobs: false });
   let observedSeq = -1;
   try {

@@ -1,0 +1,156 @@
+/**
+ * The few S3 operations the object tape store needs, on any S3-compatible server (AWS S3, MinIO, SeaweedFS):
+ * create-if-absent (`If-None-Match: *`, the store's only concurrency primitive), get, and ordered listing.
+ */
+import {
+  CreateBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { ObjectStoreError } from './errors';
+
+export interface ObjectBucketOptions {
+  /** `http(s)://host:port` of an S3-compatible server; unset means AWS S3 of `region`. */
+  endpoint?: string;
+  bucket: string;
+  region?: string;
+  /** Default: the SDK's credential chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, profiles, roles). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+/** What a conditional create found: the object is now ours, or someone else's already stood there. */
+export type PutIfAbsentResult = 'created' | 'exists';
+
+export class ObjectBucket {
+  readonly bucket: string;
+  readonly endpoint: string;
+  private readonly client: S3Client;
+
+  constructor(options: ObjectBucketOptions) {
+    this.bucket = options.bucket;
+    this.endpoint = options.endpoint ?? `https://s3.${options.region ?? 'us-east-1'}.amazonaws.com`;
+    this.client = new S3Client({
+      region: options.region ?? 'us-east-1',
+      ...(options.endpoint ? { endpoint: options.endpoint, forcePathStyle: true } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      // Checksums on every PUT are the SDK's default since 3.729; not every S3-compatible server accepts the
+      // trailing-checksum encoding, and each tape frame carries its own BLAKE3 anyway.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  url(key = ''): string {
+    return `s3://${this.bucket}/${key}`;
+  }
+
+  /** Creates the bucket; one that already exists (and is ours) is fine. */
+  async createBucket(): Promise<void> {
+    try {
+      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const name = (err as { name?: string }).name;
+      if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') return;
+      throw this.failure('create the bucket', '', err);
+    }
+  }
+
+  /** Writes `key` only if no object has that key: of two writers racing for one key, exactly one wins. */
+  async putIfAbsent(key: string, bytes: Uint8Array): Promise<PutIfAbsentResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: bytes,
+            ContentLength: bytes.byteLength,
+            ContentType: 'application/octet-stream',
+            IfNoneMatch: '*',
+          }),
+        );
+        return 'created';
+      } catch (err) {
+        const status = statusOf(err);
+        if (status === 412) return 'exists';
+        // 409 ConditionalRequestConflict: another conditional write of the key is in flight; AWS says retry.
+        if (status === 409 && attempt < 8) {
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+          continue;
+        }
+        throw this.failure('write', key, err);
+      }
+    }
+  }
+
+  async get(key: string): Promise<Uint8Array> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!out.Body) throw new Error('the response had no body');
+      return await out.Body.transformToByteArray();
+    } catch (err) {
+      throw this.failure('read', key, err);
+    }
+  }
+
+  /** Keys under `prefix` in S3's (byte-wise) order, starting after `startAfter` when given. */
+  async listKeys(prefix: string, startAfter?: string): Promise<string[]> {
+    const keys: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
+          }),
+        );
+        for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw this.failure('list', prefix, err);
+    }
+    return keys;
+  }
+
+  /** The distinct next-level names under `prefix` (S3 common prefixes with delimiter `/`). */
+  async listFolders(prefix: string): Promise<string[]> {
+    const names: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            Delimiter: '/',
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        for (const p of page.CommonPrefixes ?? []) if (p.Prefix) names.push(p.Prefix);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw this.failure('list', prefix, err);
+    }
+    return names;
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+
+  private failure(what: string, key: string, err: unknown): ObjectStoreError {
+    return new ObjectStoreError(this.endpoint, this.url(key), what, statusOf(err), err);
+  }
+}
+
+function statusOf(err: unknown): number | undefined {
+  if (err instanceof S3ServiceException) return err.$metadata?.httpStatusCode;
+  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+}
