@@ -3,7 +3,7 @@
  * pinned prefix hash, the fork step) and the overrides, before any step records onto it, and hands the
  * workflow the parent's random and clock readings before the fork step so inherited steps see the same values.
  */
-import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { LlmRequest } from '../llm/types';
@@ -25,39 +25,37 @@ export interface BeginForkInput {
 }
 
 /**
- * Restores the parent's staged world at the fork point into this run's Shadow Booth, once: a marker file
- * keeps a retried beginFork from replaying the SQL statements a second time.
+ * Restores the parent's staged world at the fork point into this run's Shadow Booth, exactly once: the restore
+ * is a booth step of its own, so its files, SQL statements and the report become the run's staging together
+ * with its checkpoint; a retried beginFork reuses that checkpoint or, after a crash halfway, throws the partial
+ * restore away and replays from the start (never the parent's statements twice).
  */
 async function restoreIntoBooth(
   booth: BoothRuntime,
   parent: Timeline,
   forkStep: number,
 ): Promise<RestoreReport | null> {
-  const { workflowId, runId } = Context.current().info.workflowExecution ?? { workflowId: '', runId: '' };
-  const dir = booth.runDir(workflowId, runId);
-  const marker = path.join(dir, 'fork-restored.json');
-  if (
-    await stat(marker).then(
-      () => true,
-      () => false,
-    )
-  )
-    return null;
-  const hasWorld = parent.tape.frames.some(
-    (f) => f.step < forkStep && (f.kind === 'fs.mutation' || f.kind === 'sql.mutation'),
+  const info = Context.current().info;
+  const { workflowId, runId } = info.workflowExecution ?? { workflowId: '', runId: '' };
+  const hasWorld = parent.steps.some(
+    (s) => s.step < forkStep && s.effects.some((e) => e.kind === 'fs.mutation' || e.kind === 'sql.mutation'),
   );
   if (!hasWorld) return null;
-  const run = await booth.open(workflowId, runId);
+  const opened = await booth.openStep(workflowId, runId, {
+    id: `fork-restore:${info.activityId}`,
+    attempt: info.attempt,
+  });
   try {
+    if (opened.reused) return opened.reused.result as RestoreReport;
+    const run = opened.booth;
     const report = await restoreWorld(parent, forkStep, {
       files: run.files.workspace,
       ...(run.hasSql ? { sql: await run.sql() } : {}),
     });
-    await mkdir(dir, { recursive: true });
-    await writeFile(marker, JSON.stringify({ parent: parent.tape.header.tapeId, forkStep, ...report }));
+    await run.completeStep({ parent: parent.tape.header.tapeId, forkStep, ...report });
     return report;
   } finally {
-    await run.close();
+    await opened.booth.close();
   }
 }
 

@@ -60,8 +60,10 @@ export async function restoreWorld(
   const report: RestoreReport = { files: 0, statements: 0 };
   const sql: { statement: string; params?: Encoded }[] = [];
   let recordedBase: string | undefined;
-  for (const f of t.tape.frames) {
-    if (f.step >= forkStep) continue;
+  // Step by step, each step's counted effects only: a retried tool step's tape may also hold the frames of an
+  // attempt whose staging was thrown away, and replaying those would stage the effect twice.
+  const effects = t.steps.filter((s) => s.step < forkStep).flatMap((s) => s.effects);
+  for (const f of effects) {
     const p = f.payload as Record<string, unknown>;
     if (f.kind === 'sql.mutation' && typeof p.statement === 'string') {
       // Only writes change the staged state; reads recorded as mutations would be harmless but pointless.

@@ -48,7 +48,13 @@ export interface TimelineStep {
   error?: { name: string; message: string; code?: string };
   usage?: { inputTokens: number; outputTokens: number };
   cost: number | null;
+  /**
+   * The step's side effects: those of the attempt whose staging counted (a Shadow Booth tool step's final
+   * attempt may reuse an earlier attempt's checkpoint; attempts whose partial staging was thrown away never count).
+   */
   effects: StepEffect[];
+  /** A booth tool step: which attempt's staging counted, whether the final attempt reused it, what it discarded. */
+  staging?: { attempt: number; reused: boolean; discarded?: number };
 }
 
 export interface TimelineObservation {
@@ -169,9 +175,35 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
   }
   const steps = [...finalOf.values()]
     .sort((x, y) => x.step - y.step)
-    .map((a) => buildStep(tape, a, attemptCount.get(a.step) ?? 1, firstOfStep, lastOfStep));
+    .map((a) => {
+      const s = buildStep(tape, a, attemptCount.get(a.step) ?? 1, firstOfStep, lastOfStep);
+      // A reused checkpoint: the effects are the frames of the attempt that staged them.
+      const counted = s.staging && s.staging.attempt !== a.attempt;
+      const from = counted ? attempts.get(`${a.activityId}#${s.staging!.attempt}`) : undefined;
+      if (counted) s.effects = from ? effectsOf(from) : [];
+      return s;
+    });
   observations.sort((x, y) => x.seq - y.seq);
   return { file, tape, steps, observations, input: agentInput, outcome };
+}
+
+const NOT_EFFECTS = new Set([
+  'llm.request',
+  'llm.chunk',
+  'llm.response',
+  'tool.call',
+  'tool.result',
+  'activity.error',
+  'activity.complete',
+  'activity.start',
+]);
+
+function effectsOf(a: Attempt): StepEffect[] {
+  const out: StepEffect[] = [];
+  for (const f of a.frames)
+    if (f.kind && !NOT_EFFECTS.has(f.kind))
+      out.push({ kind: f.kind, frame: f.index, payload: f.payload as P });
+  return out;
 }
 
 function buildStep(
@@ -243,6 +275,7 @@ function buildStep(
       case 'tool.result':
         if (p.isError) s.error = p.error as TimelineStep['error'];
         else s.output = blobValue(tape, p.output);
+        if (p.staging && typeof p.staging === 'object') s.staging = p.staging as TimelineStep['staging'];
         break;
       case 'activity.error':
         s.error = (p.error ?? { name: 'Error', message: 'failed' }) as TimelineStep['error'];
