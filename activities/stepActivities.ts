@@ -1,11 +1,14 @@
 import { Context } from '@temporalio/activity';
 import { withBoothMark } from '../agent/toolStepResult';
+import { BreakerFeatureSource, type FeatureRequest } from '../breaker/featureSource';
+import type { MessageFeatures } from '../breaker/features';
 import { guardStream } from '../breaker/guardStream';
 import type { StreamBudget } from '../breaker/streamGuard';
 import { answerInheritedLlmStep, answerInheritedToolStep } from '../fork/inheritedSteps';
 import type { InheritedStep } from '../fork/lineage';
 import type { LlmClient } from '../llm/llmClient';
 import type { LlmRequest, LlmResponse } from '../llm/types';
+import { costOf } from '../pricing';
 import { currentActivityTape } from '../recorder/activityTape';
 import type { WithObservations } from '../recorder/observations';
 import type { BoothRuntime } from '../sandbox/shadowBooth';
@@ -19,7 +22,17 @@ export interface LlmStepInput extends WithObservations {
   inherit?: InheritedStep;
   /** The circuit breaker's cost cap for this step's track, checked on every streamed chunk. */
   budget?: StreamBudget;
+  /** Set when the run's breaker watches this step: the answer's features and cost come back with it. */
+  breaker?: FeatureRequest;
 }
+
+/** What the breaker learns from one answered llm step, computed where the answer is (no extra activity). */
+export interface LlmStepObservation {
+  usd: number;
+  features: MessageFeatures;
+}
+
+export type LlmStepResult = LlmResponse & { breaker?: LlmStepObservation };
 
 export interface ToolStepInput extends WithObservations {
   step: number;
@@ -33,6 +46,8 @@ export interface StepActivityDeps {
   tools: ToolRegistry;
   /** The worker's Shadow Booth, if it has one: tools reach their run's booth through their invocation. */
   booth?: BoothRuntime;
+  /** The breaker's feature extraction (and its loaded embedding model), shared with the breaker activities. */
+  breakerFeatures?: BreakerFeatureSource;
 }
 
 /**
@@ -42,8 +57,9 @@ export interface StepActivityDeps {
  * response (or tool call and result) on the run's tape.
  */
 export function createStepActivities(deps: StepActivityDeps) {
+  let features = deps.breakerFeatures;
   return {
-    async llmStep(input: LlmStepInput): Promise<LlmResponse> {
+    async llmStep(input: LlmStepInput): Promise<LlmStepResult> {
       const ctx = Context.current();
       const tape = currentActivityTape();
       if (input.inherit) return answerInheritedLlmStep({ ...input, inherit: input.inherit }, tape);
@@ -63,7 +79,20 @@ export function createStepActivities(deps: StepActivityDeps) {
           }),
       );
       tape?.llmResponse(response);
-      return response;
+      if (!input.breaker) return response;
+      features ??= new BreakerFeatureSource();
+      const observed: LlmStepObservation = {
+        usd: costOf({ provider: input.request.provider, model: input.request.model, usage: response.usage }),
+        features: await features.features(
+          {
+            text: response.text,
+            toolCalls: response.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+          },
+          input.breaker,
+          ctx.cancellationSignal,
+        ),
+      };
+      return { ...response, breaker: observed };
     },
 
     async toolStep(input: ToolStepInput): Promise<unknown> {

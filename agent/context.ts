@@ -1,4 +1,5 @@
 import type { RollbackReport } from '../activities/commitActivities';
+import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../breaker/config';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { LlmRequest, LlmResponse } from '../llm/types';
 import type { CommitOptions, CommitReport } from '../workflows/boothSaga';
@@ -36,14 +37,27 @@ export interface AgentDefinition<I, O> {
   /** Becomes the Temporal workflow type. */
   name: string;
   run: AgentFn<I, O>;
+  /** The agent's circuit breaker (default: on, default cap); a run's own `breaker` option overrides it. */
+  breaker?: AgentBreakerOptions | false;
 }
 
-export function defineAgent<I, O>(name: string, run: AgentFn<I, O>): AgentDefinition<I, O> {
+export interface DefineAgentOptions {
+  /** `{ capUsd, ...thresholds }`, checked here (BreakerConfigError), or `false` for no breaker. */
+  breaker?: AgentBreakerOptions | false;
+}
+
+export function defineAgent<I, O>(
+  name: string,
+  run: AgentFn<I, O>,
+  options: DefineAgentOptions = {},
+): AgentDefinition<I, O> {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
     throw new TypeError(
       `Agent name ${JSON.stringify(name)} must be an identifier: it is exported as a workflow.`,
     );
-  return { name, run };
+  // A bad cap fails where the agent is defined (worker start-up), not in its first run.
+  if (options.breaker !== undefined && options.breaker !== false) resolveAgentBreakerConfig(options.breaker);
+  return { name, run, ...(options.breaker !== undefined ? { breaker: options.breaker } : {}) };
 }
 
 export type StepKind = 'llm' | 'tool';

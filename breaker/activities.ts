@@ -6,8 +6,7 @@ import {
   type EmbedderConfig,
   resolveBreakerConfig,
 } from './config';
-import { createEmbedder, type Embedder } from './embedder';
-import { extractFeatures } from './extractFeatures';
+import { BreakerFeatureSource } from './featureSource';
 import type { BreakerMessage, MessageFeatures } from './features';
 import { recordTrip } from './guardStream';
 import type { BreakerTrip } from './trip';
@@ -16,6 +15,8 @@ export interface BreakerActivityDeps {
   /** Default: the process's price book (built-in table, JUKEBOX_PRICE_TABLE overrides). */
   priceBook?: PriceBook;
   python?: string;
+  /** Shared with the worker's llm step, so both use one loaded embedding model. */
+  features?: BreakerFeatureSource;
 }
 
 export interface BreakerPreflightInput {
@@ -45,12 +46,7 @@ export interface BreakerFeaturesInput {
  * and embedding messages, and writing a trip decided in the workflow onto the tape.
  */
 export function createBreakerActivities(deps: BreakerActivityDeps = {}) {
-  const embedders = new Map<string, Embedder | undefined>();
-  const embedderFor = (config: EmbedderConfig) => {
-    const key = JSON.stringify(config);
-    if (!embedders.has(key)) embedders.set(key, createEmbedder(config));
-    return embedders.get(key);
-  };
+  const source = deps.features ?? new BreakerFeatureSource(deps.python ? { python: deps.python } : {});
   return {
     /** A bad cap or an unpriced model fails here, before the first model call, never as "unlimited". */
     async breakerPreflight(input: BreakerPreflightInput): Promise<BreakerPreflight> {
@@ -62,15 +58,10 @@ export function createBreakerActivities(deps: BreakerActivityDeps = {}) {
     },
 
     async breakerFeatures(input: BreakerFeaturesInput): Promise<MessageFeatures> {
-      const embedder = embedderFor(input.embedder);
-      return extractFeatures(
+      return source.features(
         input.message,
-        { minChars: input.minChars },
-        {
-          ...(embedder ? { embedder } : {}),
-          ...(deps.python ? { python: deps.python } : {}),
-          signal: Context.current().cancellationSignal,
-        },
+        { minChars: input.minChars, embedder: input.embedder },
+        Context.current().cancellationSignal,
       );
     },
 

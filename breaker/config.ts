@@ -10,8 +10,14 @@ export const DETECTORS: readonly DetectorName[] = [
   'cost-cap',
 ];
 
-/** Which embedder the semantic detector uses: the local n-gram one, or any OpenAI-compatible endpoint. */
+/**
+ * Which embedder the semantic detector uses: the local sentence-embedding model (default; all-MiniLM-L6-v2 as
+ * ONNX, installed by scripts/embedding-model.sh, `modelDir` overrides where), character 3-gram TF-IDF only
+ * (`ngram`), or any OpenAI-compatible endpoint. A model that cannot load or answer falls back to the n-grams
+ * and says so in the breaker's `degraded` list.
+ */
 export type EmbedderConfig =
+  | { kind: 'local'; modelDir?: string }
   | { kind: 'ngram' }
   | { kind: 'openai-compatible'; baseURL: string; model: string; apiKeyEnv?: string };
 
@@ -30,7 +36,10 @@ export interface BreakerConfig {
   exact: { hits: number };
   tool: { hits: number };
   semantic: {
+    /** Cosine of character 3-gram TF-IDF vectors (the fallback when no embedding is available). */
     threshold: number;
+    /** Cosine of sentence embeddings (the local model or a remote embedder). */
+    embeddingThreshold: number;
     hits: number;
     /** A message closer to the previous one than to any older match by more than this is refinement, not a loop. */
     driftMargin: number;
@@ -60,12 +69,49 @@ export const DEFAULT_BREAKER_CONFIG: Omit<BreakerConfig, 'capUsd'> = {
   minChars: 24,
   exact: { hits: 1 },
   tool: { hits: 2 },
-  semantic: { threshold: 0.5, hits: 2, driftMargin: 0.02 },
+  semantic: { threshold: 0.5, embeddingThreshold: 0.8, hits: 2, driftMargin: 0.02 },
   code: { similarity: 0.97, hits: 2, minTokens: 12 },
   velocity: { windowMs: 60_000, maxTokensPerSecond: 1500, maxUsdPerMinute: 0.02, minSteps: 4 },
-  embedder: { kind: 'ngram' },
+  embedder: { kind: 'local' },
   resumeWindowMs: 0,
 };
+
+/** A single agent's cap when its options name none: documented, shown in jukebox.breaker.status, never infinite. */
+export const DEFAULT_AGENT_CAP_USD = 2;
+
+/**
+ * A single agent's spend-velocity defaults. The group defaults (tuned on the evaluation set) flag $0.02/min, which
+ * one agent on a frontier model passes in normal work; a lone agent's runaway spend is the cost cap's to stop,
+ * velocity only flags a burn far above normal ($0.5/min, 25k tokens/s).
+ */
+export const DEFAULT_AGENT_VELOCITY: Pick<
+  BreakerConfig['velocity'],
+  'maxUsdPerMinute' | 'maxTokensPerSecond'
+> = {
+  maxUsdPerMinute: 0.5,
+  maxTokensPerSecond: 25_000,
+};
+
+/** A single agent's breaker options: everything optional, capUsd defaulting to DEFAULT_AGENT_CAP_USD. */
+export type AgentBreakerOptions = Partial<BreakerConfigInput>;
+
+/**
+ * The breaker config of one agent run. A cap given as anything but a positive number (undefined included,
+ * when the key is there) is a BreakerConfigError, not the default and never "unlimited".
+ */
+export function resolveAgentBreakerConfig(input: AgentBreakerOptions | undefined): BreakerConfig {
+  if (input !== undefined && (input === null || typeof input !== 'object' || Array.isArray(input)))
+    throw new BreakerConfigError(
+      'breaker',
+      `must be an options object such as { capUsd: 1 }, or false to run without a breaker (got ${JSON.stringify(input)})`,
+    );
+  const capUsd = input && 'capUsd' in input ? (input.capUsd as number) : DEFAULT_AGENT_CAP_USD;
+  return resolveBreakerConfig({
+    ...input,
+    capUsd,
+    velocity: { ...DEFAULT_AGENT_VELOCITY, ...input?.velocity },
+  });
+}
 
 function positive(field: string, v: unknown, integer = false): void {
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || (integer && !Number.isInteger(v)))
@@ -106,6 +152,7 @@ export function resolveBreakerConfig(input: BreakerConfigInput | undefined): Bre
   positive('code.hits', c.code.hits, true);
   positive('code.minTokens', c.code.minTokens, true);
   fraction('semantic.threshold', c.semantic.threshold);
+  fraction('semantic.embeddingThreshold', c.semantic.embeddingThreshold);
   if (!(c.semantic.driftMargin >= 0 && c.semantic.driftMargin < 1))
     throw new BreakerConfigError(
       'semantic.driftMargin',
@@ -127,11 +174,16 @@ export function resolveBreakerConfig(input: BreakerConfigInput | undefined): Bre
         `names an unknown detector "${String(name)}" (known: ${DETECTORS.join(', ')})`,
       );
   const e = c.embedder as Partial<EmbedderConfig> & { kind?: unknown };
-  if (e.kind !== 'ngram' && e.kind !== 'openai-compatible')
+  if (e.kind !== 'local' && e.kind !== 'ngram' && e.kind !== 'openai-compatible')
     throw new BreakerConfigError(
       'embedder.kind',
-      `must be "ngram" or "openai-compatible" (got ${String(e.kind)})`,
+      `must be "local", "ngram" or "openai-compatible" (got ${String(e.kind)})`,
     );
+  if (e.kind === 'local') {
+    const dir = (e as { modelDir?: unknown }).modelDir;
+    if (dir !== undefined && (typeof dir !== 'string' || !dir))
+      throw new BreakerConfigError('embedder.modelDir', `must be a folder path (got ${String(dir)})`);
+  }
   if (e.kind === 'openai-compatible') {
     const o = e as { baseURL?: unknown; model?: unknown };
     if (typeof o.baseURL !== 'string' || !/^https?:\/\//.test(o.baseURL))

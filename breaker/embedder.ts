@@ -1,7 +1,8 @@
 import OpenAI from 'openai';
 import type { EmbedderConfig } from './config';
+import { embeddingModelDir, LocalModelEmbedder } from './localEmbedder';
 
-/** A remote semantic embedder. The local default (character 3-gram TF-IDF) needs none: see textKeys.ts. */
+/** A sentence embedder for the semantic detector; without one it compares character 3-gram TF-IDF (textKeys.ts). */
 export interface Embedder {
   readonly name: string;
   embed(text: string, signal?: AbortSignal): Promise<number[]>;
@@ -34,12 +35,13 @@ export class OpenAICompatibleEmbedder implements Embedder {
   }
 }
 
-/** The remote embedder a config asks for, or undefined for the local n-gram default. */
+/** The embedder a config asks for, or undefined for n-grams only. */
 export function createEmbedder(
   config: EmbedderConfig,
   env: NodeJS.ProcessEnv = process.env,
 ): Embedder | undefined {
   if (config.kind === 'ngram') return undefined;
+  if (config.kind === 'local') return new LocalModelEmbedder(config.modelDir ?? embeddingModelDir(env));
   const apiKey = config.apiKeyEnv ? env[config.apiKeyEnv] : undefined;
   return new OpenAICompatibleEmbedder({
     baseURL: config.baseURL,

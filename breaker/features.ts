@@ -18,10 +18,10 @@ export interface MessageFeatures {
   toolExcerpts: string[];
   /** Local embedder: hashed character 3-gram counts of the normalized text (TF; IDF is taken over the window). */
   ngrams?: Record<string, number>;
-  /** Remote embedder: the endpoint's embedding vector. */
+  /** Sentence embedding (local model or remote endpoint), L2-normalized by the local model. */
   embedding?: number[];
   codeShapes: CodeShape[];
-  /** Set when the remote embedder failed and the semantic detector fell back to the local n-grams. */
+  /** Set when the embedder (or the code parser) failed: the semantic detector fell back to the n-grams. */
   degraded?: string;
 }
 

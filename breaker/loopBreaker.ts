@@ -195,25 +195,29 @@ export class LoopBreaker {
       const local = f.ngrams ? tfidfCosines(f.ngrams, docs.slice(0, -1), docs) : [];
       const similar = w.flatMap((e, k) => {
         if (!e.features.exactKey) return [];
-        const score =
-          f.embedding && e.features.embedding
-            ? denseCosine(f.embedding, e.features.embedding)
-            : f.ngrams && e.features.ngrams
-              ? local[k]!
-              : 0;
-        return score >= c.semantic.threshold ? [{ index: e.index, excerpt: e.features.excerpt, score }] : [];
+        const dense = f.embedding && e.features.embedding;
+        const score = dense
+          ? denseCosine(f.embedding!, e.features.embedding!)
+          : f.ngrams && e.features.ngrams
+            ? local[k]!
+            : 0;
+        const threshold = dense ? c.semantic.embeddingThreshold : c.semantic.threshold;
+        // Scores are kept relative to their threshold so the drift test below compares like with like.
+        return score >= threshold
+          ? [{ index: e.index, excerpt: e.features.excerpt, score, margin: score - threshold }]
+          : [];
       });
       // Converging refinement drifts: each draft is closest to the one before it and further from older ones.
       // A loop comes back: some older message is about as close as the previous one.
       const previous = w.at(-1);
-      const toPrevious = similar.find((m) => m.index === previous?.index)?.score ?? 0;
-      const older = Math.max(0, ...similar.filter((m) => m.index !== previous?.index).map((m) => m.score));
+      const toPrevious = similar.find((m) => m.index === previous?.index)?.margin ?? 0;
+      const older = Math.max(0, ...similar.filter((m) => m.index !== previous?.index).map((m) => m.margin));
       const drifting = toPrevious - older > c.semantic.driftMargin;
       if (similar.length >= c.semantic.hits && !drifting)
         return trip(
           'semantic-repeat',
-          `message is near-identical in meaning to ${similar.length} earlier message(s) (similarity >= ${c.semantic.threshold}, ${f.embedding ? 'remote embedder' : 'character 3-gram TF-IDF'})`,
-          similar,
+          `message is near-identical in meaning to ${similar.length} earlier message(s) (${f.embedding ? `sentence-embedding cosine >= ${c.semantic.embeddingThreshold}` : `character 3-gram TF-IDF cosine >= ${c.semantic.threshold}`})`,
+          similar.map(({ margin: _, ...m }) => m),
         );
     }
     return undefined;

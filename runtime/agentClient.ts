@@ -1,5 +1,6 @@
 import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
 import type { AgentRunResult, StepSummary } from '../agent/context';
+import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../breaker/config';
 import type { AgentRunOptions } from '../workflows/runOptions';
 import { DEFAULT_TASK_QUEUE } from './createWorker';
 
@@ -9,14 +10,25 @@ export interface StartAgentOptions {
   taskQueue?: string;
   workflowId?: string;
   runOptions?: AgentRunOptions;
+  /** This run's circuit breaker (same as runOptions.breaker, which it overrides); `false` for none. */
+  breaker?: AgentBreakerOptions | false;
 }
 
-/** Starts an agent run; the workflow type is the agent's name. */
+/**
+ * Starts an agent run; the workflow type is the agent's name. A breaker option that cannot be enforced (a cap
+ * that is not a positive number, a bad threshold) throws BreakerConfigError here, before the run exists.
+ */
 export async function startAgent<I, O>(
   agentName: string,
   input: I,
   options: StartAgentOptions,
 ): Promise<WorkflowHandle<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>> {
+  const runOptions: AgentRunOptions = {
+    ...options.runOptions,
+    ...(options.breaker !== undefined ? { breaker: options.breaker } : {}),
+  };
+  if (runOptions.breaker !== undefined && runOptions.breaker !== false)
+    resolveAgentBreakerConfig(runOptions.breaker);
   const client = new Client({ connection: options.connection, namespace: options.namespace });
   return client.workflow.start<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>(
     agentName,
@@ -25,7 +37,7 @@ export async function startAgent<I, O>(
       workflowId:
         options.workflowId ??
         `${agentName}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
-      args: [input, options.runOptions ?? {}],
+      args: [input, runOptions],
     },
   );
 }

@@ -2,6 +2,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createBreakerActivities } from '../breaker/activities';
+import { BreakerFeatureSource } from '../breaker/featureSource';
 import { createForkActivities } from '../fork/activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
 import {
@@ -71,8 +72,11 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
   }
   const booth =
     options.booth instanceof BoothRuntime ? options.booth : options.booth && new BoothRuntime(options.booth);
+  // One embedding model per worker, loaded on first use, for the llm step and the breaker's own activities.
+  const breakerFeatures = new BreakerFeatureSource();
   const activities = {
     ...createStepActivities({
+      breakerFeatures,
       llm: new LlmClient(options.endpoints),
       tools: new ToolRegistry(options.tools),
       booth,
@@ -80,7 +84,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     ...createCommitActivities(booth),
     ...createRecorderActivities(recorder),
     ...createForkActivities(recorder, booth),
-    ...createBreakerActivities(),
+    ...createBreakerActivities({ features: breakerFeatures }),
   };
   return Worker.create({
     connection: options.connection,

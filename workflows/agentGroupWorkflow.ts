@@ -1,8 +1,6 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  condition,
   defineSignal,
   isCancellation,
   log,
@@ -15,14 +13,13 @@ import { readToolStepResult } from '../agent/toolStepResult';
 import type { BreakerActivities } from '../breaker/activities';
 import type { BreakerConfigInput } from '../breaker/config';
 import { BreakerTrippedError } from '../breaker/errors';
-import { LoopBreaker, type TrackSnapshot } from '../breaker/loopBreaker';
-import { type BreakerDecision, breakerCloseSignal, breakerStatusQuery } from '../breaker/signals';
-import type { BreakerTrip } from '../breaker/trip';
+import type { TrackSnapshot } from '../breaker/loopBreaker';
 import { toApplicationFailure } from '../errors/applicationFailure';
 import type { ChatMessage, Provider, ToolSpec } from '../llm/types';
 import type { RecorderActivities } from '../recorder/activities';
 import { boothSaga } from './boothSaga';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { WorkflowBreaker } from './workflowBreaker';
 
 /** One agent of the group; its lane of messages and model calls is the breaker's track. */
 export interface GroupTrack {
@@ -63,13 +60,6 @@ export interface AgentGroupResult {
 export const groupMessageSignal =
   defineSignal<[{ to: string; text: string; from?: string }]>('jukebox.group.message');
 
-function tripOf(err: unknown): BreakerTrip | undefined {
-  const failure = err instanceof ActivityFailure ? err.cause : err;
-  if (!(failure instanceof ApplicationFailure) || failure.type !== 'BreakerTrippedError') return undefined;
-  const details = failure.details?.[0] as { trip?: BreakerTrip } | undefined;
-  return details?.trip;
-}
-
 /**
  * Agents that talk to each other in one workflow, each on its own track, watched by the circuit breaker: every
  * message between agents and every tool call goes through the repetition detectors, every model step's spend
@@ -96,27 +86,14 @@ export async function agentGroupWorkflow(
   const recorder = proxyActivities<RecorderActivities>({ startToCloseTimeout: 60_000, retry });
 
   let started = 0;
-  let decision: BreakerDecision | undefined;
-  let openTrip: BreakerTrip | undefined;
-  let trips = 0;
-  let resumed = 0;
-  let breaker: LoopBreaker | undefined;
   const inbox: { to: string; text: string; from: string }[] = [];
-  setHandler(breakerCloseSignal, (d) => {
-    decision = d;
+  // Every activity is a step of its own on the tape, the breaker's trip record included.
+  const guard = new WorkflowBreaker(async (trip) => {
+    await breakerSteps.breakerRecordTrip({ step: started++, trip });
   });
   setHandler(groupMessageSignal, (m) => {
     inbox.push({ to: m.to, text: m.text, from: m.from ?? 'outside' });
   });
-  setHandler(breakerStatusQuery, () => ({
-    open: openTrip !== undefined,
-    ...(openTrip ? { trip: openTrip } : {}),
-    trips,
-    resumed,
-    capUsd: breaker?.capUsd ?? Number.NaN,
-    tracks: breaker?.snapshot() ?? [],
-    degraded: breaker?.degraded ?? [],
-  }));
 
   const recordOutcome = async (outcome: {
     status: 'completed' | 'failed' | 'cancelled';
@@ -130,28 +107,6 @@ export async function agentGroupWorkflow(
     }
   };
 
-  /** Opens the breaker; returns when a human resumed it, throws when nobody did (or they said abort). */
-  const onTrip = async (trip: BreakerTrip, alreadyRecorded: boolean) => {
-    trips++;
-    openTrip = trip;
-    log.warn('circuit breaker tripped', { detector: trip.detector, track: trip.track, reason: trip.reason });
-    if (!alreadyRecorded) await breakerSteps.breakerRecordTrip({ step: started++, trip });
-    decision = undefined;
-    if (resumeWindowMs > 0) await condition(() => decision !== undefined, resumeWindowMs);
-    const d = decision as BreakerDecision | undefined;
-    decision = undefined;
-    if (d?.decision === 'resume') {
-      if (d.capUsd !== undefined) breaker!.setCap(d.capUsd);
-      breaker!.clearWindow(trip.track);
-      openTrip = undefined;
-      resumed++;
-      log.info('circuit breaker closed by signal', { track: trip.track, capUsd: breaker!.capUsd, by: d.by });
-      return;
-    }
-    throw new BreakerTrippedError(trip);
-  };
-
-  let resumeWindowMs = 0;
   const booth = boothSaga(o);
   let unsettled = false;
   const transcript: GroupMessage[] = [];
@@ -165,8 +120,7 @@ export async function agentGroupWorkflow(
       models: input.tracks.map((t) => ({ provider: t.provider, model: t.model })),
     });
     const config = preflight.config;
-    resumeWindowMs = config.resumeWindowMs;
-    breaker = new LoopBreaker(config);
+    const breaker = guard.start(config);
     const conversations = new Map<string, ChatMessage[]>(input.tracks.map((t) => [t.name, []]));
     const deliver = (to: string, text: string) =>
       conversations.get(to)?.push({ role: 'user', content: text });
@@ -192,19 +146,11 @@ export async function agentGroupWorkflow(
             messages: conversation,
             ...(track.tools?.length ? { tools: track.tools } : {}),
           },
-          budget: { track: track.name, spentUsd: breaker.spentUsd(track.name), capUsd: breaker.capUsd },
+          budget: guard.budget(track.name),
         });
       } catch (err) {
-        const trip = tripOf(err);
-        if (!trip) throw err;
         // Cut mid-stream: what streamed was already paid for, so it counts against the track.
-        breaker.observeSpend(track.name, {
-          startMs,
-          endMs: Date.now(),
-          tokens: 0,
-          usd: trip.spendUsd - breaker.spentUsd(track.name),
-        });
-        await onTrip(trip, true);
+        await guard.onStepFailure(err, track.name, startMs);
         continue; // resumed: the same track takes its turn again under the new cap
       }
       turns++;
@@ -212,12 +158,12 @@ export async function agentGroupWorkflow(
         (response.usage.inputTokens * price.inputPerMTok +
           response.usage.outputTokens * price.outputPerMTok) /
         1e6;
-      const spendTrip = breaker.observeSpend(track.name, {
+      const spend = {
         startMs,
         endMs: Date.now(),
         tokens: response.usage.inputTokens + response.usage.outputTokens,
         usd,
-      });
+      };
       conversation.push({
         role: 'assistant',
         content: response.text,
@@ -235,10 +181,7 @@ export async function agentGroupWorkflow(
         minChars: config.minChars,
         embedder: config.embedder,
       });
-      if (features.degraded)
-        log.warn('circuit breaker detector degraded', { track: track.name, why: features.degraded });
-      const trip = spendTrip ?? breaker.observeMessage(track.name, features);
-      if (trip) await onTrip(trip, false);
+      await guard.observeStep(track.name, spend, features);
       if (response.toolCalls.length) {
         for (const call of response.toolCalls) {
           const { output: result, booth: staged } = readToolStepResult(
@@ -262,12 +205,12 @@ export async function agentGroupWorkflow(
       turns,
       transcript,
       tracks: breaker.snapshot(),
-      resumed,
+      resumed: guard.resumed,
       degraded: breaker.degraded,
     };
     // A group has no commit step: whatever its tools staged is discarded at the end (workflows/boothSaga.ts).
     if (unsettled && patched('jukebox.rollback-unsettled-staging')) await booth.discardUnsettled(started);
-    await recordOutcome({ status: 'completed', result: { turns, resumed } });
+    await recordOutcome({ status: 'completed', result: { turns, resumed: guard.resumed } });
     return result;
   } catch (err) {
     // A trip (or any failure) leaves nothing staged behind: the Shadow Booth discards it and records a rollback.

@@ -8,9 +8,12 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { StepActivities } from '../activities/stepActivities';
+import type { LlmStepResult, StepActivities } from '../activities/stepActivities';
 import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
 import { readToolStepResult } from '../agent/toolStepResult';
+import type { BreakerActivities } from '../breaker/activities';
+import { type BreakerConfig, resolveAgentBreakerConfig } from '../breaker/config';
+import type { FeatureRequest } from '../breaker/featureSource';
 import { toApplicationFailure } from '../errors/applicationFailure';
 import { JukeboxError } from '../errors/JukeboxError';
 import type { ForkActivities } from '../fork/activities';
@@ -21,6 +24,8 @@ import type { RecorderActivities } from '../recorder/activities';
 import type { Observation, RecordOutcomeInput } from '../recorder/observations';
 import { boothSaga } from './boothSaga';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { WorkflowBreaker } from './workflowBreaker';
+
 
 /** Steps finished so far, for clients that show progress while a run is going. */
 export const progressQuery = defineQuery<StepSummary[]>('jukebox.progress');
@@ -100,6 +105,31 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       }
     };
 
+    // The circuit breaker watches every run, one track named after the agent, unless the run or the agent says
+    // `breaker: false`. Behind a patch: histories recorded before it have no breaker in them.
+    const breakerOption = o.breaker !== undefined ? o.breaker : agent.breaker;
+    let guard: WorkflowBreaker | undefined;
+    let watch: FeatureRequest | undefined;
+    if (breakerOption !== false && patched('jukebox.agent-breaker')) {
+      let config: BreakerConfig;
+      try {
+        config = resolveAgentBreakerConfig(breakerOption);
+      } catch (err) {
+        // startAgent and defineAgent check this first; a client that skipped them gets the same typed error.
+        throw err instanceof JukeboxError ? toApplicationFailure(err) : err;
+      }
+      const breakerSteps = proxyActivities<BreakerActivities>({
+        startToCloseTimeout: 60_000,
+        retry: { maximumAttempts: o.maximumAttempts, initialInterval: o.initialRetryIntervalMs },
+      });
+      guard = new WorkflowBreaker(async (trip) => {
+        await breakerSteps.breakerRecordTrip({ step: started++, trip });
+      });
+      guard.start(config);
+      watch = { minChars: config.minChars, embedder: config.embedder };
+    }
+    const track = agent.name;
+
     // A fork answers its steps before the fork point from the parent tape (fork/forkedRun.ts); a run that is not
     // a fork gets pass-throughs. The run's input rides on its first step so the tape holds what replay needs.
     const lineage = await forkedRun(
@@ -119,18 +149,42 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       workflowId: info.workflowId,
       runId: info.runId,
       async llm(request) {
-        const step = started++;
-        const sent = lineage.request(step, request);
-        const response =
-          (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
-          (await activities.llmStep({
-            step,
-            request: sent,
-            ...lineage.stepInput(step),
-            ...takeObservations(),
-          }));
-        steps.push(summarizeLlm(step, response));
-        return response;
+        for (;;) {
+          const step = started++;
+          const sent = lineage.request(step, request);
+          const startMs = Date.now();
+          let result: LlmStepResult;
+          try {
+            result =
+              (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
+              (await activities.llmStep({
+                step,
+                request: sent,
+                ...lineage.stepInput(step),
+                ...takeObservations(),
+                ...(guard && watch ? { budget: guard.budget(track), breaker: watch } : {}),
+              }));
+          } catch (err) {
+            if (!guard) throw err;
+            // The cost cap cut the stream: trip path; resumed with a new cap, the same call goes out again.
+            await guard.onStepFailure(err, track, startMs);
+            continue;
+          }
+          const { breaker: seen, ...response } = result;
+          steps.push(summarizeLlm(step, response));
+          if (guard && seen)
+            await guard.observeStep(
+              track,
+              {
+                startMs,
+                endMs: Date.now(),
+                tokens: response.usage.inputTokens + response.usage.outputTokens,
+                usd: seen.usd,
+              },
+              seen.features,
+            );
+          return response;
+        }
       },
       async tool<T>(name: string, args: Record<string, unknown>) {
         const step = started++;

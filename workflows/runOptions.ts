@@ -1,3 +1,4 @@
+import type { AgentBreakerOptions } from '../breaker/config';
 import type { ForkRunOptions } from '../fork/lineage';
 
 /** Per-run knobs for the activities behind an agent's steps. Defaults suit real model APIs. */
@@ -10,9 +11,16 @@ export interface AgentRunOptions {
   initialRetryIntervalMs?: number;
   /** Set by forkRun: steps before `fork.forkStep` are answered from the parent tape, later ones run live. */
   fork?: ForkRunOptions;
+  /**
+   * The circuit breaker of an agentWorkflow run: on by default (every model answer through the repetition
+   * detectors, every step's spend through the velocity detector and the cost cap, every streamed chunk through
+   * the cap; default cap DEFAULT_AGENT_CAP_USD). Overrides the agent's own `defineAgent` option; `false` runs
+   * without one.
+   */
+  breaker?: AgentBreakerOptions | false;
 }
 
-export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork'>> = {
+export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork' | 'breaker'>> = {
   stepTimeoutMs: 5 * 60_000,
   heartbeatTimeoutMs: 30_000,
   maximumAttempts: 5,

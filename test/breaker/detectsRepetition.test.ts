@@ -201,7 +201,7 @@ describe('an OpenAI-compatible embedder', () => {
     try {
       const { port } = server.address() as { port: number };
       const embedder = new OpenAICompatibleEmbedder({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'toy' });
-      const b = breakerOf({ detectors: ['semantic-repeat'], semantic: { threshold: 0.95 } });
+      const b = breakerOf({ detectors: ['semantic-repeat'], semantic: { embeddingThreshold: 0.95 } });
       const says = [
         'Could you please verify the report once more before we continue?',
         'The weather forecast says rain all week long in the north.',
@@ -217,7 +217,7 @@ describe('an OpenAI-compatible embedder', () => {
       }
       expect(trips.slice(0, 3)).toEqual([undefined, undefined, undefined]);
       expect(trips[3]).toMatchObject({ detector: 'semantic-repeat' });
-      expect(trips[3]!.reason).toContain('remote embedder');
+      expect(trips[3]!.reason).toContain('sentence-embedding cosine >= 0.95');
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -40,7 +40,9 @@ describe('agents run as Temporal workflows', () => {
     'runs the sample agent through %s tool calls to an answer',
     async (provider) => {
       model.loadScript(SAMPLE_SCRIPT);
-      const { result } = await run({ question: QUESTION, provider });
+      // Each provider's own model: the breaker prices every step and refuses a model it has no price for.
+      const modelName = provider === 'openai' ? 'gpt-4o-mini' : 'claude-haiku-4-5';
+      const { result } = await run({ question: QUESTION, provider, model: modelName });
       expect(result.output).toEqual({
         answer:
           "The Moon is about 384,400 km away: roughly 9.6 trips around the Earth's equator (40,075 km).",
