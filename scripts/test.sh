@@ -12,5 +12,7 @@ npx biome check .
 echo "== Temporal CLI"
 npx tsx scripts/temporal.ts install
 npx tsx scripts/jaeger.ts install
+echo "== breaker embedding model"
+bash scripts/embedding-model.sh >/dev/null
 echo "== vitest"
 npx vitest run "$@"
