@@ -76,6 +76,14 @@ function describeMessage(m: Msg | undefined): string {
 }
 
 /** One line per frame: what happened, not every field. */
+/** A booth tool step's result: which attempt's staging counted, reused or discarded. */
+export function describeStaging(st: { attempt?: number; reused?: boolean; discarded?: number }): string {
+  const parts = [`staging of attempt ${st.attempt} counted`];
+  if (st.reused) parts.push('reused from its checkpoint');
+  if (st.discarded !== undefined) parts.push(`attempt ${st.discarded}'s partial staging discarded`);
+  return `[${parts.join('; ')}]`;
+}
+
 export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
   // biome-ignore lint/suspicious/noExplicitAny: display code reads payload fields loosely; absent ones print as undefined
   const p = (f.kind === 'blob' ? {} : resolveValue(f.payload, blobs)) as Record<string, any>;
@@ -103,6 +111,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       break;
     case 'tool.result':
       what = p.isError ? `error ${p.error?.name}: ${clip(String(p.error?.message))}` : `=> ${j(p.output)}`;
+      if (p.staging) what += ` ${describeStaging(p.staging)}`;
       break;
     case 'random':
       what = `values ${j(p.values)} (observation ${p.seq})`;
