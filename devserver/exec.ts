@@ -13,11 +13,17 @@ export interface RunResult {
 export function runCommand(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; onStderrLine?: (line: string) => void } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    onStderrLine?: (line: string) => void;
+    cwd?: string;
+  } = {},
 ): Promise<RunResult | undefined> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       env: options.env ?? process.env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

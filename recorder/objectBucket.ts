@@ -5,6 +5,7 @@
 import {
   CreateBucketCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -93,6 +94,16 @@ export class ObjectBucket {
       return await out.Body.transformToByteArray();
     } catch (err) {
       throw this.failure('read', key, err);
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      if (statusOf(err) === 404) return false;
+      throw this.failure('look up', key, err);
     }
   }
 

@@ -158,8 +158,14 @@ export class ObjectTapeStore implements TapeStore {
         throw err;
       }
       if (end === start) {
-        if (entry.sealed) await this.evict(file);
-        return result;
+        // Nothing to write, so no conditional PUT tells whether fn saw the whole tape: ask whether anything
+        // starts where this copy ends, and if so run fn again on the longer tape.
+        if (entry.sealed || !(await this.bucket.exists(segmentKey(tapeKey, start)))) {
+          if (entry.sealed) await this.evict(file);
+          return result;
+        }
+        await this.evict(file);
+        continue;
       }
       const bytes = await readRange(file, start, end);
       let outcome: 'created' | 'exists';

@@ -54,3 +54,32 @@ export function tapeStoreFromEnv(
   const config = objectStoreConfigFromEnv(env);
   return config ? objectTapeStore(config) : new FolderTapeStore(options);
 }
+
+/** True for a tape named by its object store URL, `s3://bucket/key.jbx`. */
+export function isObjectTapeUrl(arg: string): boolean {
+  return arg.startsWith('s3://');
+}
+
+/**
+ * Fetches the tape at `s3://bucket/<tape key>` (every segment, checked to line up) into `file`, using the
+ * endpoint and credentials of the environment (`JUKEBOX_S3_ENDPOINT`, `AWS_ACCESS_KEY_ID`, ...).
+ */
+export async function downloadObjectTape(
+  url: string,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ segments: number; bytes: number }> {
+  const m = /^s3:\/\/([^/]+)\/(.+?)\/?$/.exec(url);
+  if (!m || !m[2]!.endsWith('.jbx'))
+    throw new TapeStoreConfigError(
+      'the tape URL',
+      `"${url}" is not s3://BUCKET/PREFIX/NAME.jbx (jbx ls with JUKEBOX_TAPE_STORE set lists them)`,
+    );
+  const config = objectStoreConfigFromEnv({ ...env, JUKEBOX_TAPE_STORE: `s3://${m[1]}/` })!;
+  const store = objectTapeStore(config);
+  try {
+    return await store.download(m[2]!, file);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,11 @@
+/** The suite's real S3-compatible server (SeaweedFS, objectserver/): started once, reused by later files. */
+import { type ObjectServerHandle, startObjectServer } from '../../objectserver';
+
+export async function objectServer(): Promise<ObjectServerHandle> {
+  // Built by scripts/test.sh before vitest; a first build from here would take minutes.
+  return startObjectServer({ log: (m) => process.stderr.write(`[objectServer] ${m}\n`), timeoutMs: 120_000 });
+}
+
+export function uniqueBucket(what: string): string {
+  return `${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+}
