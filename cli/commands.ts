@@ -21,4 +21,5 @@ export const commands: CommandEntry[] = [
   { name: 'fork', load: () => (require('./fork') as typeof import('./fork')).forkCommand },
   { name: 'diff', load: () => (require('./diff') as typeof import('./diff')).diffCommand },
   { name: 'view', load: () => (require('./view') as typeof import('./view')).viewCommand },
+  { name: 'bundle', load: () => (require('./bundle') as typeof import('./bundle')).bundleCommand },
 ];

@@ -25,7 +25,7 @@ export {
 export { createOfflineContext, type OfflineReplayState, ReplayedStepError } from './offlineContext';
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
-export { replayTemporalHistory, type TemporalReplayReport } from './temporalReplay';
+export { replayHistoryWithCode, replayTemporalHistory, type TemporalReplayReport } from './temporalReplay';
 export {
   type RecordedRequest,
   readTimeline,

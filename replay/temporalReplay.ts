@@ -4,6 +4,7 @@
  * different commands than the recorded run did.
  */
 
+import type { temporal } from '@temporalio/proto';
 import { ReplayError, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { bundleAgentWorkflows } from '../runtime/workflowBundle';
@@ -25,16 +26,26 @@ export async function replayTemporalHistory(
 ): Promise<TemporalReplayReport> {
   const { history, sidecar } = loadStoredHistory(tapeFile);
   const workflowBundle = options.bundle ?? (await bundleAgentWorkflows(options.workflowsPath));
+  return replayHistoryWithCode(tapeFile, history, sidecar.workflowId, workflowBundle);
+}
+
+/** Temporal's replayer on a given history with given workflow code (e.g. both taken from a `.jbxb` bundle). */
+export async function replayHistoryWithCode(
+  file: string,
+  history: temporal.api.history.v1.IHistory,
+  workflowId: string,
+  workflowBundle: { code: string },
+): Promise<TemporalReplayReport> {
   const t0 = performance.now();
   const report: TemporalReplayReport = {
-    file: tapeFile,
-    workflowId: sidecar.workflowId,
-    eventCount: sidecar.eventCount,
+    file,
+    workflowId,
+    eventCount: history.events?.length ?? 0,
     deterministic: true,
     durationMs: 0,
   };
   try {
-    await Worker.runReplayHistory({ workflowBundle }, history, sidecar.workflowId);
+    await Worker.runReplayHistory({ workflowBundle }, history, workflowId);
   } catch (err) {
     // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
     if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;

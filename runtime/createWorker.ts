@@ -1,8 +1,10 @@
+import path from 'node:path';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createStepActivities, FailureMappingInterceptor } from '../activities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createBreakerActivities } from '../breaker/activities';
 import { BreakerFeatureSource } from '../breaker/featureSource';
+import { storeWorkflowCode } from '../bundle/codeStore';
 import { createForkActivities } from '../fork/activities';
 import { LlmClient, type LlmEndpoints } from '../llm';
 import {
@@ -12,6 +14,7 @@ import {
   type TapeRecorderOptions,
   TapeRecordingInterceptor,
 } from '../recorder';
+import { tapeDirFromEnv } from '../recorder/store';
 import { BoothRuntime, type ShadowBoothConfig } from '../sandbox/shadowBooth';
 import {
   assertTracedBundle,
@@ -69,6 +72,9 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
       agentCodeHash: tape.agentCodeHash ?? (await hashWorkflowBundle(bundle)),
       redaction: { ...tape.redaction, secrets: [...(tape.redaction?.secrets ?? []), ...endpointKeys] },
     });
+    // Kept by its hash beside the tapes, so `jbx bundle` can pack the exact code that recorded a run.
+    if (tape.agentCodeHash === undefined)
+      await storeWorkflowCode(tape.dir ? path.resolve(tape.dir) : tapeDirFromEnv(), bundle);
   }
   const booth =
     options.booth instanceof BoothRuntime ? options.booth : options.booth && new BoothRuntime(options.booth);

@@ -22,14 +22,17 @@ import {
   TapeNotReplayableError,
   type Timeline,
 } from '../../replay';
+import { isBundleFile } from '../../bundle/format';
 import { bundleAgentWorkflows } from '../../runtime/workflowBundle';
 import { TapeError } from '../../tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
+import { replayBundle } from './bundle';
 import { renderReplayReport } from './render';
 
-const USAGE = 'jbx replay TAPE [--temporal] [--project DIR] [--skip-code-check] [--dir D] [--json]';
+const USAGE =
+  'jbx replay TAPE|BUNDLE.jbxb [--temporal] [--project DIR] [--skip-code-check] [--dir D] [--json]';
 
 export function readTimelineOrExit(file: string): Timeline {
   try {
@@ -87,6 +90,8 @@ export const replayCommand: CommandSpec = {
   },
   async run({ positionals, flags, out }) {
     const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    // A .jbxb bug report carries its own workflow code and history: no project or server needed.
+    if (isBundleFile(file)) return replayBundle(file, flags.temporal === true, out);
     const timeline = readTimelineOrExit(file);
     try {
       const config = loadProjectConfig(flags.project as string | undefined);

@@ -1,11 +1,13 @@
 import path from 'node:path';
+import { isBundleFile } from '../../bundle/format';
 import { openTape, TapeError, verifyTape } from '../../tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
+import { verifyBundle } from './bundle';
 import { createProgress, mib } from './progress';
 import { headerFailure, resolveTapePath } from './tapeArgument';
 
-const USAGE = 'jbx verify TAPE [--dir D] [--json]';
+const USAGE = 'jbx verify TAPE|BUNDLE.jbxb [--dir D] [--json]';
 
 export const verifyCommand: CommandSpec = {
   name: 'verify',
@@ -14,6 +16,7 @@ export const verifyCommand: CommandSpec = {
   options: { json: { type: 'boolean' }, dir: { type: 'string' } },
   async run({ positionals, flags, out }) {
     const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    if (isBundleFile(file)) return verifyBundle(file, out);
     const name = path.basename(file);
     // A first streaming pass reports progress on big tapes; verifyTape then builds the full report.
     const progress = createProgress(`verifying ${name}`);
