@@ -4,6 +4,7 @@
  */
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { isBundleFile } from '../../bundle/format';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import {
   AgentCodeNotFoundError,
@@ -22,7 +23,6 @@ import {
   TapeNotReplayableError,
   type Timeline,
 } from '../../replay';
-import { isBundleFile } from '../../bundle/format';
 import { bundleAgentWorkflows } from '../../runtime/workflowBundle';
 import { TapeError } from '../../tape';
 import type { CommandSpec } from '../command';
