@@ -52,7 +52,7 @@ async function restoreIntoBooth(
       files: run.files.workspace,
       ...(run.hasSql ? { sql: await run.sql() } : {}),
     });
-    await run.completeStep({ parent: parent.tape.header.tapeId, forkStep, ...report });
+    await run.completeStep({ parent: parent.tape.header.tapeId, forkStep, ...report }, { flushTape: false });
     return report;
   } finally {
     await opened.booth.close();

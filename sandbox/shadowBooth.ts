@@ -323,9 +323,10 @@ export class ShadowBooth {
    * together with `result`. With SQL the shadow transaction holding the step's statements commits with the
    * checkpoint row first; then the checkpoint file; then the layer and the pending calls join the run's staging
    * (idempotent, so a retry finishes a merge a crash cut short). A step that staged nothing writes nothing.
-   * Returns whether a checkpoint was written.
+   * Returns whether a checkpoint was written. `flushTape: false` is for staging that records no frames of its
+   * own (a fork's restore, which runs before the fork's tape has its header).
    */
-  async completeStep(result: unknown): Promise<boolean> {
+  async completeStep(result: unknown, options: { flushTape?: boolean } = {}): Promise<boolean> {
     const step = this.step;
     if (step === null) return false;
     const files = this.files.workspace.layerTouched;
@@ -333,7 +334,7 @@ export class ShadowBooth {
     const sql = this.sqlPart?.inStep ?? false;
     if (!files && !mcp && !sql) return false;
     // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
-    await currentActivityTape()?.flushEffects('the step staging');
+    if (options.flushTape !== false) await currentActivityTape()?.flushEffects('the step staging');
     await this.runtime.faultPoint('step:staged');
     if (sql) await this.sqlPart!.completeStep(step.attempt, result);
     await writeCheckpoint(stepDirOf(this.dir, step.id), {
