@@ -37,8 +37,9 @@ const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace()
 
 /**
  * The same 20-model-step sample run three ways in one process against one dev server: a bare Temporal workflow
- * calling 41 no-op activities (the floor Temporal itself sets), the Jukebox agent on Temporal with recording on
- * (and once more with its tool steps as local activities), and the agent in-process with no Temporal. Each
+ * calling 41 no-op activities (the floor Temporal itself sets), the Jukebox agent on Temporal with recording and
+ * the breaker on (and again with its tool steps as local activities, and with the breaker off), and the agent
+ * in-process with no Temporal. Each
  * Temporal run's history is read back to split its time per step (docs/performance.md).
  */
 export const e2eRunSuite: BenchSuite = {
@@ -76,6 +77,7 @@ export const e2eRunSuite: BenchSuite = {
       const floor: Sample = { ms: [], breakdowns: [] };
       const agent: Sample = { ms: [], breakdowns: [] };
       const local: Sample = { ms: [], breakdowns: [] };
+      const noBreaker: Sample = { ms: [], breakdowns: [] };
       let recorded = timings.snapshot();
       const timeRun = async (sample: Sample | undefined, start: () => Promise<WorkflowRun>) => {
         const t0 = performance.now();
@@ -95,7 +97,11 @@ export const e2eRunSuite: BenchSuite = {
             requestEagerStart: true,
           }),
         );
-      const runAgent = (s?: Sample, localTools?: string[]) =>
+      const runAgent = (
+        s?: Sample,
+        localTools?: string[],
+        breaker: typeof BENCH_BREAKER | false = BENCH_BREAKER,
+      ) =>
         timeRun(s, () => {
           // Reloading the script (in memory, microseconds) resets the model server's used-up turns between runs.
           model.loadScript(stepScript(STEPS));
@@ -103,7 +109,7 @@ export const e2eRunSuite: BenchSuite = {
             connection,
             namespace: config.namespace,
             taskQueue: agentQueue,
-            runOptions: { breaker: BENCH_BREAKER, ...(localTools ? { localTools } : {}) },
+            runOptions: { breaker, ...(localTools ? { localTools } : {}) },
           });
         });
       await floorWorker.runUntil(() =>
@@ -112,6 +118,7 @@ export const e2eRunSuite: BenchSuite = {
           await runFloor();
           await runAgent();
           await runAgent(undefined, ['lookup_fact']);
+          await runAgent(undefined, undefined, false);
           timings.reset();
           // Interleaved, so load from other processes on this machine falls on all three alike.
           for (let i = 0; i < RUNS; i++) {
@@ -120,6 +127,7 @@ export const e2eRunSuite: BenchSuite = {
             await runAgent(agent);
             recorded = addTimings(recorded, diffTimings(timings.snapshot(), before), i === 0);
             await runAgent(local, ['lookup_fact']);
+            await runAgent(noBreaker, undefined, false);
           }
         }),
       );
@@ -137,6 +145,7 @@ export const e2eRunSuite: BenchSuite = {
       const f = median(floor.ms);
       const a = median(agent.ms);
       const l = median(local.ms);
+      const nb = median(noBreaker.ms);
       const d = median(directMs);
       process.stderr.write(
         breakdownTable(
@@ -144,6 +153,7 @@ export const e2eRunSuite: BenchSuite = {
             ['floor', meanBreakdown(floor.breakdowns)],
             ['jukebox', meanBreakdown(agent.breakdowns)],
             ['jukebox, local tools', meanBreakdown(local.breakdowns)],
+            ['jukebox, no breaker', meanBreakdown(noBreaker.breakdowns)],
           ],
           recordedPerRun(recorded, RUNS),
         ),
@@ -165,6 +175,7 @@ export const e2eRunSuite: BenchSuite = {
         result('floor per activity', f / ACTIVITIES, 'ms', 'target', 15, note),
         result(`${STEPS}-step sample run on Temporal`, a, 'ms', 'the floor (target ratio <= 1.15)', f, note),
         result(`${STEPS}-step sample run, tools as local activities`, l, 'ms', 'the floor', f, note),
+        result(`${STEPS}-step sample run, breaker off`, nb, 'ms', 'the floor', f, note),
         result(
           `${STEPS}-step sample run on Temporal`,
           a,
