@@ -134,7 +134,8 @@ export async function startObjectServer(
       '-master.volumeSizeLimitMB=64',
       `-volume.port=${port + 2}`,
       `-volume.port.grpc=${port + 10_002}`,
-      '-volume.max=16',
+      // Each bucket is a collection with volumes of its own: let their number follow the free disk.
+      '-volume.max=0',
       '-filer',
       `-filer.port=${port + 3}`,
       `-filer.port.grpc=${port + 10_003}`,

@@ -11,7 +11,7 @@ import {
   TapeSegmentsError,
 } from '../../recorder';
 import { readTape, verifyTape } from '../../tape';
-import { objectServer, uniqueBucket } from '../support/objectServer';
+import { objectServer, uniquePrefix } from '../support/objectServer';
 
 const run = (id: string): RunIdentity => ({
   workflowId: `wf-${id}`,
@@ -24,11 +24,13 @@ const run = (id: string): RunIdentity => ({
 describe('the object tape store on a real S3-compatible server', () => {
   let server: ObjectServerHandle;
   let bucket: ObjectBucket;
+  const prefix = uniquePrefix('chains');
   const stores: ObjectTapeStore[] = [];
   // Each store stands for a host: its own client and its own local copies, nothing shared but the bucket.
   const host = async () => {
     const s = new ObjectTapeStore({
-      bucket: await server.bucket(bucket.bucket),
+      bucket: await server.bucket(),
+      prefix,
       cacheDir: mkdtempSync(path.join(os.tmpdir(), 'jbx-host-')),
     });
     stores.push(s);
@@ -37,7 +39,7 @@ describe('the object tape store on a real S3-compatible server', () => {
 
   beforeAll(async () => {
     server = await objectServer();
-    bucket = await server.bucket(uniqueBucket('chains'));
+    bucket = await server.bucket();
   });
   afterAll(async () => {
     for (const s of stores) await s.close();

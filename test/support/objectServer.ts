@@ -6,6 +6,7 @@ export async function objectServer(): Promise<ObjectServerHandle> {
   return startObjectServer({ log: (m) => process.stderr.write(`[objectServer] ${m}\n`), timeoutMs: 120_000 });
 }
 
-export function uniqueBucket(what: string): string {
-  return `${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+/** A key prefix of a test's own in the shared test bucket (a bucket per test would cost volumes each). */
+export function uniquePrefix(what: string): string {
+  return `${what}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 7)}/`;
 }
