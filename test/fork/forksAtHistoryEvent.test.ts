@@ -1,9 +1,9 @@
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forkRun, loadRunHistory, type StepEvents, stepAtEvent } from '../../fork';
-import { loadStoredHistory, readTimeline, storeHistory } from '../../replay';
+import { loadStoredHistory, readTimeline, sidecarPath, storeHistory } from '../../replay';
 import { runJbx } from '../replay/jbx';
 import { QUESTION, recordingSetup, SAMPLE_SCRIPT } from '../replay/recordedRun';
 
@@ -120,6 +120,20 @@ describe('forking at a Temporal history event', () => {
       event: { step: 2, inside: false },
     });
     expect(setup.model.requestCount()).toBe(3); // steps 2, 4, 6
+  });
+
+  it("without a stored history, takes the server's and stores it beside the tape", async () => {
+    const other = await setup.record({ question: QUESTION });
+    rmSync(sidecarPath(other.tapeFile));
+    const r = await jbx('show', other.tapeFile, '--events', '--json');
+    expect(r.code, r.stderr).toBe(0);
+    const shown = JSON.parse(r.stdout) as { historySource: string; steps: StepEvents[] };
+    expect(shown.historySource).toContain('the Temporal server');
+    expect(shown.steps.map((s) => s.events.length)).toEqual([3, 3, 3, 3, 3, 3, 3]);
+    expect(existsSync(sidecarPath(other.tapeFile))).toBe(true);
+    const again = JSON.parse((await jbx('show', other.tapeFile, '--events', '--json')).stdout);
+    expect(again.historySource).not.toContain('the Temporal server');
+    expect(again.steps).toEqual(shown.steps);
   });
 
   it('bad input: a missing event, an unknown workflow, a history of another run', async () => {
