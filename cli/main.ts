@@ -10,7 +10,7 @@ function help(): string {
     '',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.load().summary}`),
     '',
-    'exit codes: 0 ok, 1 operation failed, 2 usage error, 3 tape damaged',
+    'exit codes: 0 ok, 1 operation failed, 2 usage error, 3 tape or bundle damaged',
   ].join('\n');
 }
 

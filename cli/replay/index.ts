@@ -79,7 +79,7 @@ async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
 export const replayCommand: CommandSpec = {
   name: 'replay',
   summary:
-    'replay a tape offline against the current agent code (divergence audit); --temporal: determinism check',
+    'replay a tape offline against the current agent code (divergence audit), or a .jbxb with its own; --temporal: determinism check',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
