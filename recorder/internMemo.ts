@@ -25,11 +25,11 @@ export async function internRemembered(
     memory = new Map();
     memories.set(writer, memory);
   }
-  let head: BlobRef | null = null;
+  let head = null as BlobRef | null;
   for (const m of messages) {
     const json = faithfulJson(m);
-    const key = json === undefined ? undefined : `${head?.hash ?? ''}\n${json}`;
-    const known = key === undefined ? undefined : memory.get(key);
+    const key: string | undefined = json === undefined ? undefined : `${head?.hash ?? ''}\n${json}`;
+    const known: BlobRef | undefined = key === undefined ? undefined : memory.get(key);
     if (known && writer.hasBlob(known.hash)) {
       head = known;
       continue;

@@ -3,6 +3,7 @@
  * synchronously when a frame is accepted, and the bytes go to disk through one ordered queue, so callers may
  * fire appends without awaiting each and still get a valid tape; the first I/O failure poisons the writer.
  */
+import { writeSync } from 'node:fs';
 import { type FileHandle, link, open as openFile, truncate, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BlobRef } from './blobRef';
@@ -95,6 +96,8 @@ export class TapeWriter {
   private openBatch: PendingBatch | undefined;
   /** Frames appended since hold(), waiting for release() to go out in one write. */
   private held: { chunks: Uint8Array[]; sync: boolean } | undefined;
+  /** Queued operations not finished yet; none means a write may go straight to the file. */
+  private inflight = 0;
 
   private constructor(init: {
     path: string;
@@ -261,6 +264,7 @@ export class TapeWriter {
   }
 
   private enqueue(op: () => Promise<void>): Promise<void> {
+    this.inflight++;
     const run = this.queue.then(() => {
       if (this.failure !== undefined)
         throw new TapeUsageError(`tape ${this.path}: an earlier write failed`, this.failure);
@@ -268,6 +272,9 @@ export class TapeWriter {
     });
     this.queue = run.catch((err) => {
       this.failure ??= err;
+    });
+    void this.queue.then(() => {
+      this.inflight--;
     });
     return run;
   }
@@ -360,7 +367,20 @@ export class TapeWriter {
     const h = this.held;
     this.held = undefined;
     if (!h || h.chunks.length === 0) return Promise.resolve();
-    return this.batched(h.chunks.length === 1 ? h.chunks[0]! : Buffer.concat(h.chunks), h.sync);
+    const bytes = h.chunks.length === 1 ? h.chunks[0]! : Buffer.concat(h.chunks);
+    // With nothing queued ahead, the write goes to the file at once: a page-cache write of a step's few
+    // kilobytes takes microseconds, and as a promise it waited its turn in the thread pool, a millisecond or
+    // more on a busy machine. fsyncs stay asynchronous: those take milliseconds.
+    if (this.inflight === 0 && this.failure === undefined && !h.sync) {
+      try {
+        writeAllNow(this.fh.fd, bytes);
+        return Promise.resolve();
+      } catch (err) {
+        this.failure = err;
+        return Promise.reject(new TapeUsageError(`tape ${this.path}: a write failed`, err));
+      }
+    }
+    return this.batched(bytes, h.sync);
   }
 
   /** Queues held frames ahead of an operation that must come after them (sync, seal, close). */
@@ -527,6 +547,11 @@ async function writeAll(fh: FileHandle, bytes: Uint8Array): Promise<void> {
     const { bytesWritten } = await fh.write(bytes, done, bytes.byteLength - done);
     done += bytesWritten;
   }
+}
+
+function writeAllNow(fd: number, bytes: Uint8Array): void {
+  let done = 0;
+  while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done);
 }
 
 async function syncDir(dir: string): Promise<void> {
