@@ -12,7 +12,7 @@ export interface AgentContext {
   /** One model call: one step. */
   llm(request: LlmRequest): Promise<LlmResponse>;
   /** One tool call: one step. The tool is looked up by name in the worker's tool registry. */
-  tool<T = unknown>(name: string, args: Record<string, unknown>): Promise<T>;
+  tool<T = unknown>(name: string, args: Record<string, unknown>, options?: ToolCallOptions): Promise<T>;
   /** A random number in [0, 1), reproducible on replay. */
   random(): number;
   /** Milliseconds since the epoch, reproducible on replay. */
@@ -29,6 +29,17 @@ export interface AgentContext {
   readonly steps: number;
   readonly workflowId: string;
   readonly runId: string;
+}
+
+/** How one tool call runs; outside Temporal these change nothing. */
+export interface ToolCallOptions {
+  /**
+   * Run the step as a Temporal local activity: in the worker that runs the workflow, inside its workflow task,
+   * with no round trip through the server's task queues (docs/performance.md). For short tools only: a local
+   * step cannot heartbeat, runs again if its worker dies before the workflow task completes, and its retries
+   * are the worker's. Default: whether the run's `localTools` option lists the tool.
+   */
+  local?: boolean;
 }
 
 export type AgentFn<I, O> = (ctx: AgentContext, input: I) => Promise<O>;

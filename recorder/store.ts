@@ -10,7 +10,6 @@ import {
   type AppendedFrame,
   type AppendFrame,
   type BlobRef,
-  internMessages,
   openTape,
   type SealInfo,
   STEP_CLOSING_KINDS,
@@ -19,6 +18,7 @@ import {
   TapeUsageError,
   TapeWriter,
 } from '../tape';
+import { internRemembered } from './internMemo';
 import { withFileLock } from './lock';
 import { tapeFileName, tapeIdFor } from './naming';
 import type { RecorderTimings } from './timings';
@@ -126,7 +126,7 @@ export class TapeSession {
     return this.writer.putValue(value, { step });
   }
   intern(messages: readonly unknown[], step: number): Promise<BlobRef | null> {
-    return internMessages(this.writer, messages, { step });
+    return internRemembered(this.writer, messages, { step });
   }
   async seal(outcome: Record<string, unknown>, step: number): Promise<SealInfo> {
     const info = await this.writer.seal(outcome, { step });

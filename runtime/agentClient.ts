@@ -1,11 +1,16 @@
 import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import type { AgentRunResult, StepSummary } from '../agent/context';
 import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../breaker/config';
 import type { AgentRunOptions } from '../workflows/runOptions';
 import { DEFAULT_TASK_QUEUE } from './createWorker';
 
 export interface StartAgentOptions {
-  connection: Connection;
+  /**
+   * A NativeConnection shared with a worker of this process makes the start eager: the server hands the run's
+   * first workflow task straight back to that worker instead of through its task queue.
+   */
+  connection: Connection | NativeConnection;
   namespace: string;
   taskQueue?: string;
   workflowId?: string;
@@ -38,6 +43,9 @@ export async function startAgent<I, O>(
         options.workflowId ??
         `${agentName}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`,
       args: [input, runOptions],
+      // Only a NativeConnection can take the first task back; the server falls back to the queue when the
+      // process has no worker with a free slot on this task queue.
+      requestEagerStart: options.connection instanceof NativeConnection,
     },
   );
 }

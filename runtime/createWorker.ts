@@ -13,6 +13,7 @@ import {
   TapeRecorder,
   type TapeRecorderOptions,
   TapeRecordingInterceptor,
+  tapeSinks,
 } from '../recorder';
 import { tapeDirFromEnv } from '../recorder/store';
 import { BoothRuntime, type ShadowBoothConfig } from '../sandbox/shadowBooth';
@@ -23,6 +24,7 @@ import {
   workerTelemetry,
 } from '../telemetry';
 import { type ToolDefinition, ToolRegistry } from '../tools';
+import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
 import { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './workflowBundle';
 
 export const DEFAULT_TASK_QUEUE = 'jukebox';
@@ -49,6 +51,13 @@ export interface JukeboxWorkerOptions {
    * Pass a BoothRuntime to share it or to close its MCP connections yourself when the worker stops.
    */
   booth?: ShadowBoothConfig | BoothRuntime;
+  /**
+   * Temporal worker settings layered over LATENCY_WORKER_OPTIONS (docs/performance.md), e.g. poller counts or
+   * the sticky cache size for a worker that runs many agents at once.
+   */
+  workerOptions?: Partial<
+    Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities' | 'interceptors' | 'sinks'>
+  >;
 }
 
 export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promise<Worker> {
@@ -109,6 +118,10 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
         ...(recorder ? [() => ({ inbound: new TapeRecordingInterceptor(recorder) })] : []),
       ],
     },
-    ...(telemetry ? { sinks: telemetry.sinks } : {}),
+    // The tape sink is always there: a workflow that ran local steps calls its barrier even on a worker
+    // without tapes, and an unregistered sink would be logged as an error on every call.
+    sinks: { ...(telemetry?.sinks ?? {}), ...tapeSinks(recorder) },
+    ...LATENCY_WORKER_OPTIONS,
+    ...options.workerOptions,
   });
 }

@@ -5,11 +5,19 @@ import {
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
+  proxySinks,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { LlmStepResult, StepActivities } from '../activities/stepActivities';
-import type { AgentContext, AgentDefinition, AgentRunResult, StepSummary } from '../agent/context';
+import type {
+  AgentContext,
+  AgentDefinition,
+  AgentRunResult,
+  StepSummary,
+  ToolCallOptions,
+} from '../agent/context';
 import { readToolStepResult } from '../agent/toolStepResult';
 import type { BreakerActivities } from '../breaker/activities';
 import { type BreakerConfig, resolveAgentBreakerConfig } from '../breaker/config';
@@ -22,10 +30,10 @@ import { llmRequestForm, toolCallForm } from '../fork/requestDigest';
 import type { LlmResponse } from '../llm/types';
 import type { RecorderActivities } from '../recorder/activities';
 import type { Observation, RecordOutcomeInput } from '../recorder/observations';
+import type { TapeSinks } from '../recorder/sinks';
 import { boothSaga } from './boothSaga';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 import { WorkflowBreaker } from './workflowBreaker';
-
 
 /** Steps finished so far, for clients that show progress while a run is going. */
 export const progressQuery = defineQuery<StepSummary[]>('jukebox.progress');
@@ -76,6 +84,27 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         backoffCoefficient: 2,
       },
     });
+    // The same step activities as local activities, for tools the run marks local: same timeout and retry
+    // policy, no heartbeat (a local activity cannot heartbeat), retried by the worker within the workflow task.
+    const localActivities = proxyLocalActivities<StepActivities>({
+      startToCloseTimeout: o.stepTimeoutMs,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    });
+    const localTools = new Set(o.localTools ?? []);
+    // Local steps' tape frames are fsynced once per workflow task, by this barrier, which the worker runs after
+    // the activation that issues the task's next non-local command and before that task completes: the history
+    // never holds a local step's result before the tape holds it durably (docs/tape-store.md).
+    const { jukeboxTape } = proxySinks<TapeSinks>();
+    let localSinceBarrier = false;
+    const barrier = () => {
+      if (!localSinceBarrier) return;
+      localSinceBarrier = false;
+      jukeboxTape.barrier();
+    };
     const recorder = proxyActivities<RecorderActivities>({
       startToCloseTimeout: 60_000,
       retry: {
@@ -94,6 +123,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     let observed = 0;
     const takeObservations = () => (observations.length ? { observations: observations.splice(0) } : {});
     const recordOutcome = async (outcome: Omit<RecordOutcomeInput, 'step'>) => {
+      barrier();
       try {
         // Still runs when the workflow was cancelled: a cancelled run's tape is sealed too.
         await CancellationScope.nonCancellable(() =>
@@ -149,6 +179,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       workflowId: info.workflowId,
       runId: info.runId,
       async llm(request) {
+        barrier();
         for (;;) {
           const step = started++;
           const sent = lineage.request(step, request);
@@ -186,11 +217,14 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
           return response;
         }
       },
-      async tool<T>(name: string, args: Record<string, unknown>) {
+      async tool<T>(name: string, args: Record<string, unknown>, callOptions?: ToolCallOptions) {
+        const local = callOptions?.local ?? localTools.has(name);
+        if (local) localSinceBarrier = true;
+        else barrier();
         const step = started++;
         const answered =
           lineage.answer(step, toolCallForm(name, args)) ??
-          (await activities.toolStep({
+          (await (local ? localActivities : activities).toolStep({
             step,
             name,
             args,
@@ -214,10 +248,12 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       },
       // The Shadow Booth's commit is one step made of several activities (workflows/boothSaga.ts).
       commit: (options) => {
+        barrier();
         unsettled = false;
         return booth.commit(started++, options, takeObservations());
       },
       rollback: (reason) => {
+        barrier();
         unsettled = false;
         return booth.rollback(started++, reason, takeObservations());
       },
@@ -225,6 +261,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
 
     try {
       const output = await agent.run(ctx, input);
+      barrier();
       // Escrow ends with the run: nobody can commit it later, so a run that never settled it rolls it back.
       // Behind a patch, so histories recorded before this step existed still replay.
       if (unsettled && patched('jukebox.rollback-unsettled-staging'))
@@ -236,6 +273,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         await recordOutcome({ status: 'completed', result: output });
       return { output, steps };
     } catch (err) {
+      barrier();
       // Whatever failed (a step, the agent's own typed error, a breaker trip), nothing it staged survives it.
       await booth.discardAfterFailure(started, err, takeObservations());
       await recordOutcome({

@@ -18,9 +18,14 @@ export interface AgentRunOptions {
    * without one.
    */
   breaker?: AgentBreakerOptions | false;
+  /**
+   * Tools whose steps run as local activities (ctx.tool's `local` option, per call, overrides this): short
+   * tools skip the server's task queues. Semantics in docs/performance.md.
+   */
+  localTools?: string[];
 }
 
-export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork' | 'breaker'>> = {
+export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools'>> = {
   stepTimeoutMs: 5 * 60_000,
   heartbeatTimeoutMs: 30_000,
   maximumAttempts: 5,
