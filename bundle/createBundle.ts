@@ -8,6 +8,7 @@ import { hashBundleCode } from '../recorder/agentCodeHash';
 import { readTimeline } from '../replay/timeline';
 import { blake3, readTape } from '../tape';
 import { toHex } from '../tape/hash';
+import { BundleInputError } from './errors';
 import { type BundlePart, encodeBundle } from './format';
 import { type BundleManifest, MANIFEST_FORMAT } from './manifest';
 
@@ -38,8 +39,9 @@ export function buildBundle(input: BundleInput): { bytes: Uint8Array; manifest: 
   const h = t.tape.header;
   const codeHash = hashBundleCode(input.workflowCode);
   if (codeHash !== h.agentCodeHash)
-    throw new RangeError(
-      `workflow code ${codeHash} is not the code that recorded the tape (${h.agentCodeHash})`,
+    throw new BundleInputError(
+      input.tapeFile,
+      `the workflow code given hashes to ${codeHash}, not to the tape's agentCodeHash ${h.agentCodeHash}; pass the code that recorded it`,
     );
   let historyBytes: Uint8Array | undefined;
   let history: History | undefined;

@@ -77,3 +77,11 @@ export class WorkflowCodeMissingError extends JukeboxError {
   }
 }
 crossRealmError('WorkflowCodeMissingError', WorkflowCodeMissingError);
+
+/** buildBundle was given parts that do not belong together (code or history of another run). */
+export class BundleInputError extends JukeboxError {
+  constructor(tapeFile: string, problem: string) {
+    super('BUNDLE_INPUT', `cannot bundle ${tapeFile}: ${problem}`, { nonRetryable: true });
+  }
+}
+crossRealmError('BundleInputError', BundleInputError);

@@ -9,6 +9,7 @@ export { type BundleInput, buildBundle, type WrittenBundle, writeBundle } from '
 export {
   BundleCorruptError,
   BundleError,
+  BundleInputError,
   BundleMagicError,
   BundleTruncatedError,
   BundleVersionError,
