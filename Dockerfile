@@ -1,9 +1,32 @@
-# The Jukebox worker. Built by docker-compose.yml; it connects to JUKEBOX_TEMPORAL_ADDRESS.
-FROM node:20-slim
+# Images of docker-compose.yml. Target `worker` (default): the Jukebox worker with what the Shadow Booth needs.
+# Target `objectstore`: SeaweedFS, the S3-compatible tape store, built from the same pin as the tests
+# (objectserver/build/go.mod), so compose and CI run one release.
+
+FROM golang:1.26-bookworm AS objectstore-build
+WORKDIR /src
+COPY objectserver/build/go.mod objectserver/build/go.sum ./
+RUN go build -trimpath -o /weed github.com/seaweedfs/seaweedfs/weed
+
+FROM debian:bookworm-slim AS objectstore
+COPY --from=objectstore-build /weed /usr/local/bin/weed
+VOLUME /data
+EXPOSE 8333
+ENTRYPOINT ["weed"]
+
+FROM node:20-bookworm-slim AS worker
+# bubblewrap: the booth's shell sandbox (sandbox/shell); python3, make, g++: sqlite3's native build when no
+# prebuilt binary fits (the accounting agent's ledger database); ca-certificates: model APIs over TLS.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends bubblewrap ca-certificates python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # Dependencies first, so code changes do not re-run npm ci.
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
+# Tapes (the folder store, when JUKEBOX_TAPE_STORE names no object store) live on a volume.
+RUN mkdir -p /var/lib/jukebox/tapes && chown -R node:node /var/lib/jukebox
+ENV JUKEBOX_TAPE_DIR=/var/lib/jukebox/tapes
+VOLUME ["/var/lib/jukebox/tapes"]
 USER node
 CMD ["npx", "tsx", "worker.ts"]

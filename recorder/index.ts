@@ -45,6 +45,7 @@ export {
   Redactor,
   SECRET_ENV_NAME,
 } from './redact';
+export { type TapeSinks, tapeSinks } from './sinks';
 export {
   DEFAULT_TAPE_DIR,
   FolderTapeStore,
@@ -57,12 +58,13 @@ export {
   tapeDirFromEnv,
 } from './store';
 export {
+  downloadObjectTape,
+  isObjectTapeUrl,
   type ObjectStoreConfig,
   objectStoreConfigFromEnv,
   objectTapeStore,
   tapeStoreFromEnv,
 } from './storeFromEnv';
 export { summarizeTape, type TapeSummary } from './summary';
-export { type TapeSinks, tapeSinks } from './sinks';
 export { errorValue, toTapeValue } from './tapeValue';
 export { RecorderTimings } from './timings';

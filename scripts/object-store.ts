@@ -3,9 +3,10 @@
  * S3 on http://127.0.0.1:$JUKEBOX_S3_PORT (default 7833).
  */
 import { ensureSeaweedfs, SEAWEEDFS_VERSION, startObjectServer, stopObjectServer } from '../objectserver';
+import { ObjectBucket, objectStoreConfigFromEnv } from '../recorder';
 import { runScript } from './runScript';
 
-const USAGE = 'usage: tsx scripts/object-store.ts install|start|stop';
+const USAGE = 'usage: tsx scripts/object-store.ts install|start|stop|create-bucket';
 
 async function main(action: string | undefined): Promise<number> {
   switch (action) {
@@ -26,6 +27,31 @@ async function main(action: string | undefined): Promise<number> {
     }
     case 'stop': {
       console.log((await stopObjectServer()) ? 'stopped SeaweedFS' : 'no SeaweedFS of ours was running');
+      return 0;
+    }
+    case 'create-bucket': {
+      // The bucket JUKEBOX_TAPE_STORE names, on JUKEBOX_S3_ENDPOINT (compose's one-shot bucket service).
+      const config = objectStoreConfigFromEnv();
+      if (!config) {
+        console.error('JUKEBOX_TAPE_STORE is not set; set it to s3://BUCKET/PREFIX/');
+        return 2;
+      }
+      const bucket = new ObjectBucket(config);
+      try {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await bucket.createBucket();
+            break;
+          } catch (err) {
+            // The store may still be starting.
+            if (attempt >= 60) throw err;
+            await new Promise((r) => setTimeout(r, 1_000));
+          }
+        }
+      } finally {
+        bucket.destroy();
+      }
+      console.log(`bucket ${config.bucket} is ready on ${config.endpoint ?? 'AWS S3'}`);
       return 0;
     }
     default:

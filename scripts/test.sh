@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: type check, lint, then every test against a real Temporal dev server that the
-# vitest global setup installs (go install, pinned) and starts when none answers.
+# vitest global setup installs (go install, pinned) and starts when none answers, and the end-to-end,
+# crash-resume, fork and multi-host suites once more against Temporal on PostgreSQL (vitest project `postgres`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
@@ -11,6 +12,11 @@ echo "== biome check"
 npx biome check .
 echo "== Temporal CLI"
 npx tsx scripts/temporal.ts install
+# Built from the Go module proxy like the CLI (cached under .jukebox/bin): the Temporal server and schema tool
+# behind the `postgres` test project, and SeaweedFS, the S3-compatible server of the object tape store tests.
+echo "== Temporal server on PostgreSQL, SeaweedFS"
+npx tsx scripts/temporal-postgres.ts install
+npx tsx scripts/object-store.ts install
 npx tsx scripts/jaeger.ts install
 echo "== breaker embedding model"
 bash scripts/embedding-model.sh >/dev/null

@@ -1,0 +1,159 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { TEMPORAL_CLI_VERSION } from '../../devserver';
+import { SEAWEEDFS_MODULE, SEAWEEDFS_VERSION } from '../../objectserver';
+import { DEFAULT_PG_TEMPORAL_ADDRESS, TEMPORAL_SERVER_VERSION } from '../../temporalserver';
+
+const ROOT = path.resolve(__dirname, '../..');
+const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
+
+interface Service {
+  image?: string;
+  build?: { context: string; target?: string };
+  environment?: Record<string, string>;
+  command?: string[];
+  volumes?: string[];
+  security_opt?: string[];
+}
+const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+};
+const dockerfile = read('Dockerfile');
+
+/** Every TypeScript source of the project (not tests, not dependencies), as one text to search names in. */
+function projectSources(): string {
+  const skip = new Set(['node_modules', 'test', '.git', '.jukebox', 'bench']);
+  const texts: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (skip.has(e.name)) continue;
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts')) texts.push(readFileSync(p, 'utf8'));
+    }
+  };
+  walk(ROOT);
+  return texts.join('\n');
+}
+
+/** Where variables that no project file reads are read: the library that reads each, to search in. */
+const READ_BY_LIBRARY: Record<string, string> = {
+  AWS_ACCESS_KEY_ID: 'node_modules/@aws-sdk/credential-provider-env/dist-cjs/index.js',
+  AWS_SECRET_ACCESS_KEY: 'node_modules/@aws-sdk/credential-provider-env/dist-cjs/index.js',
+};
+
+const ourServices = Object.entries(compose.services).filter(([, s]) => s.build?.target === 'worker');
+
+describe('docker-compose.yml and the Dockerfile', () => {
+  it('pin the image versions the code pins', () => {
+    const tag = (service: string) =>
+      /:\$\{[A-Z_]+:-([^}]+)\}$|:([^:$]+)$/.exec(compose.services[service]!.image!);
+    const [, temporalDefault] = tag('temporal')!;
+    expect(temporalDefault).toBe(TEMPORAL_SERVER_VERSION.slice(1));
+    // The UI of the pinned CLI's dev server: the CLI's go.mod names its ui-server release.
+    const cliMod = spawnSync(
+      'go',
+      ['mod', 'download', '-json', `github.com/temporalio/cli@${TEMPORAL_CLI_VERSION}`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(cliMod.status).toBe(0);
+    const goMod = readFileSync(JSON.parse(cliMod.stdout).GoMod, 'utf8');
+    const [, uiDefault] = tag('temporal-ui')!;
+    expect(goMod).toContain(`github.com/temporalio/ui-server/v2 v${uiDefault}`);
+    expect(goMod).toContain(`go.temporal.io/server ${TEMPORAL_SERVER_VERSION}`);
+
+    // Node of the worker image: the major the project runs on and declares.
+    const node = /^FROM node:(\d+)-[\w-]+ AS worker$/m.exec(dockerfile);
+    expect(node?.[1]).toBe(process.versions.node.split('.')[0]);
+    expect(JSON.parse(read('package.json')).engines.node).toMatch(new RegExp(`^>=${node?.[1]}\\b`));
+
+    // SeaweedFS: compose builds it from the module the tests build from, whose Go it needs.
+    const buildMod = read('objectserver/build/go.mod');
+    expect(buildMod).toMatch(new RegExp(`^\\s*${SEAWEEDFS_MODULE} ${SEAWEEDFS_VERSION}\\b`, 'm'));
+    const go = /^FROM golang:(\d+\.\d+)-\w+ AS objectstore-build$/m.exec(dockerfile)?.[1];
+    expect(buildMod).toMatch(new RegExp(`^go ${go!.replace('.', '\\.')}(\\.\\d+)?$`, 'm'));
+    expect(compose.services.objectstore!.build).toEqual({ context: '.', target: 'objectstore' });
+
+    // The Temporal-on-PostgreSQL test project and the server module agree on the default address.
+    const projectDefault = /JUKEBOX_PG_TEMPORAL_ADDRESS\?\.trim\(\) \|\| '([^']+)'/.exec(
+      read('vitest.config.ts'),
+    );
+    expect(projectDefault?.[1]).toBe(DEFAULT_PG_TEMPORAL_ADDRESS);
+  });
+
+  it('name only environment variables that Jukebox or its libraries read', () => {
+    const sources = projectSources();
+    const names = new Set<string>();
+    for (const [, s] of ourServices) for (const k of Object.keys(s.environment ?? {})) names.add(k);
+    for (const m of dockerfile.matchAll(/^ENV (.+)$/gm))
+      for (const kv of m[1]!.split(/\s+/)) names.add(kv.split('=')[0]!);
+    expect([...names]).toEqual(
+      expect.arrayContaining([
+        'JUKEBOX_TAPE_STORE',
+        'JUKEBOX_S3_ENDPOINT',
+        'JUKEBOX_TEMPORAL_ADDRESS',
+        'JUKEBOX_TAPE_DIR',
+      ]),
+    );
+    const unread = [...names].filter((name) => {
+      const library = READ_BY_LIBRARY[name];
+      if (library) return !readFileSync(path.join(ROOT, library), 'utf8').includes(name);
+      // Read as env.NAME / process.env.NAME / env['NAME'] somewhere in the project.
+      return !new RegExp(`env(\\.${name}\\b|\\[['"]${name}['"]\\])`).test(sources);
+    });
+    expect(unread).toEqual([]);
+  });
+
+  it('gives the worker image the booth sandbox, a tape volume, and the accounting quickstart', () => {
+    expect(dockerfile).toMatch(/apt-get install[^\n]*\bbubblewrap\b/);
+    const worker = compose.services['jukebox-worker']!;
+    expect(worker.volumes).toContain('tapes:/var/lib/jukebox/tapes');
+    expect(dockerfile).toMatch(/^ENV JUKEBOX_TAPE_DIR=\/var\/lib\/jukebox\/tapes$/m);
+    expect(worker.security_opt).toEqual(['seccomp:unconfined', 'apparmor:unconfined']);
+    expect(worker.environment!.JUKEBOX_TAPE_STORE).toMatch(/^s3:\/\/[a-z0-9-]+\/.*\/$/);
+    expect(compose.services['accounting-quickstart']!.command).toEqual([
+      'npx',
+      'tsx',
+      'scripts/quickstart.ts',
+    ]);
+    for (const [, s] of ourServices) {
+      const script = s.command?.find((c) => c.endsWith('.ts'));
+      if (script) expect(existsSync(path.join(ROOT, script))).toBe(true);
+    }
+  });
+
+  it('starts SeaweedFS with flags the pinned weed accepts', () => {
+    const weed = path.join(ROOT, '.jukebox/bin', `seaweedfs-${SEAWEEDFS_VERSION}`, 'weed');
+    // scripts/test.sh builds it before vitest runs.
+    expect(existsSync(weed)).toBe(true);
+    const help = spawnSync(weed, ['server', '-h'], { encoding: 'utf8' });
+    const known = new Set([...`${help.stdout}${help.stderr}`.matchAll(/^\s+-([\w.]+)/gm)].map((m) => m[1]));
+    const command = compose.services.objectstore!.command!;
+    expect(command[0]).toBe('server');
+    const unknown = command
+      .slice(1)
+      .map((a) => /^-([\w.]+)/.exec(a)?.[1])
+      .filter((f) => !f || !known.has(f));
+    expect(unknown).toEqual([]);
+  });
+
+  it('is a valid compose file for `docker compose config` where Docker Compose is installed', () => {
+    const probe = spawnSync('docker', ['compose', 'version'], { encoding: 'utf8' });
+    if (probe.status !== 0) {
+      // No Compose plugin here (CI has the docker client only): the structural checks above still ran.
+      expect(`${probe.stderr}${probe.stdout}`).toMatch(/compose|not found|unknown/i);
+      return;
+    }
+    const r = spawnSync('docker', ['compose', '-f', path.join(ROOT, 'docker-compose.yml'), 'config', '-q'], {
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  });
+});
