@@ -26,6 +26,8 @@ export async function atomicWrite(
   data: Uint8Array | string,
   mode = 0o644,
   tmpName?: string,
+  /** false: atomic (never torn, a killed process leaves old or new) but not durable across a power loss. */
+  sync = true,
 ): Promise<void> {
   const dir = path.dirname(target);
   const tmp = path.join(dir, tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -34,16 +36,16 @@ export async function atomicWrite(
     await fh.writeFile(data);
     // open()'s mode is filtered by the umask and ignored for an existing leftover temp; set it exactly.
     await fh.chmod(mode);
-    await fh.sync();
+    if (sync) await fh.sync();
   } finally {
     await fh.close();
   }
   await fs.rename(tmp, target);
-  await fsyncDir(dir);
+  if (sync) await fsyncDir(dir);
 }
 
-export async function atomicWriteJson(target: string, value: unknown): Promise<void> {
-  await atomicWrite(target, `${JSON.stringify(value, null, 1)}\n`, 0o600);
+export async function atomicWriteJson(target: string, value: unknown, sync = true): Promise<void> {
+  await atomicWrite(target, `${JSON.stringify(value, null, 1)}\n`, 0o600, undefined, sync);
 }
 
 export async function lstatOrNull(p: string): Promise<import('node:fs').Stats | null> {

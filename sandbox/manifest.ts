@@ -97,9 +97,10 @@ export async function loadLayer(layerDir: string, root: string): Promise<Layer |
   return l;
 }
 
+/** Not fsynced: a layer is worth nothing after a crash (the retry throws it away); its checkpoint carries it. */
 export async function saveLayer(layerDir: string, l: Layer): Promise<void> {
   await fs.mkdir(layerDir, { recursive: true, mode: 0o700 });
-  await atomicWriteJson(path.join(layerDir, LAYER_FILE), l);
+  await atomicWriteJson(path.join(layerDir, LAYER_FILE), l, false);
 }
 
 const HASH_RE = /^[0-9a-f]{64}$/;
@@ -155,6 +156,6 @@ export async function loadManifest(stagingDir: string, root: string): Promise<Ma
   return m;
 }
 
-export async function saveManifest(stagingDir: string, m: Manifest): Promise<void> {
-  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m);
+export async function saveManifest(stagingDir: string, m: Manifest, sync = true): Promise<void> {
+  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m, sync);
 }

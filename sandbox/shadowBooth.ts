@@ -10,15 +10,16 @@ import { crossRealmError, JukeboxError } from '../errors';
 import { currentActivityTape } from '../recorder/activityTape';
 import type { FaultHook } from './commit';
 import { atomicWrite, atomicWriteJson, isCode, lstatOrNull, sha256 } from './durable';
-import type { Base } from './manifest';
+import { type Base, LAYER_FORMAT } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
-import { McpEscrow, PENDING_FILE } from './mcp/escrow';
+import { McpEscrow } from './mcp/escrow';
 import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
 import {
   type BoothStep,
   CHECKPOINT_FORMAT,
+  ensureStepsDir,
   markAttempt,
   previousAttempt,
   readCheckpoint,
@@ -121,20 +122,14 @@ export function crashAtFromEnv(env: NodeJS.ProcessEnv = process.env): FaultHook 
   };
 }
 
-/** A tool step's pending area inside its run's folder. */
+/** A tool step's pending area inside its run's folder (not durable: a retry throws it away). */
 function stepDirOf(runDir: string, stepId: string): string {
   return path.join(runDir, 'steps', folderName(stepId));
 }
 
-async function readPendingCount(stepDir: string): Promise<number> {
-  try {
-    const v = JSON.parse(await fs.readFile(path.join(stepDir, PENDING_FILE), 'utf8')) as {
-      calls?: unknown[];
-    };
-    return v.calls?.length ?? 0;
-  } catch {
-    return 0;
-  }
+/** A tool step's checkpoint, beside the pending areas (the steps folder is created durably once). */
+function checkpointFileOf(runDir: string, stepId: string): string {
+  return path.join(runDir, 'steps', `${folderName(stepId)}.json`);
 }
 
 function folderName(id: string): string {
@@ -267,7 +262,10 @@ export class ShadowBooth {
       faultPoint: (point) => fault(`files:${point}`),
       ...(step ? { layerDir: path.join(stepDirOf(dir, step.id), 'files') } : {}),
     });
-    return new ShadowBooth(runtime, dir, workspace, step ?? null);
+    const booth = new ShadowBooth(runtime, dir, workspace, step ?? null);
+    // A merge a power loss took back is redone; the booth then opens again on the merged staging.
+    if (await booth.settleCheckpoints()) return ShadowBooth.open(runtime, dir, step);
+    return booth;
   }
 
   static async openStep(
@@ -276,40 +274,32 @@ export class ShadowBooth {
     step: BoothStep,
   ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
     const stepDir = stepDirOf(dir, step.id);
-    let reused = await readCheckpoint(stepDir);
+    let reused = await readCheckpoint(checkpointFileOf(dir, step.id));
     const before = await previousAttempt(stepDir);
     const sqlUsed = runtime.sqlOptions !== null && (await lstatOrNull(path.join(dir, 'sql'))) !== null;
     // Only a retry can find a step whose statements committed on the shadow but whose checkpoint file was not
-    // written yet (killed in between): the shadow's checkpoint row is then the step's checkpoint.
+    // written yet (killed in between): the shadow's checkpoint row, which holds the whole checkpoint, counts.
     if (reused === null && before !== null && sqlUsed) {
       const sql = await StagedSql.open({ ...runtime.sqlOptions!, stagingDir: path.join(dir, 'sql') });
       try {
         const row = await sql.stepCheckpoint(step.id);
         if (row !== null) {
-          const pending = await readPendingCount(stepDir);
-          reused = {
-            format: CHECKPOINT_FORMAT,
-            step: step.id,
-            attempt: row.attempt,
-            result: row.result,
-            parts: { files: true, sql: true, mcp: pending },
-          };
-          await writeCheckpoint(stepDir, reused);
+          reused = row.result as StepCheckpoint;
+          await ensureStepsDir(path.join(dir, 'steps'));
+          await writeCheckpoint(checkpointFileOf(dir, step.id), reused);
         } else await sql.discardStep(step.id);
       } finally {
         await sql.close();
       }
     }
-    if (reused === null && before !== null) {
+    if (reused === null && before !== null)
       // A partial staging: thrown away whole before this attempt stages anything.
-      await fs.rm(path.join(stepDir, 'files'), { recursive: true, force: true });
-      await fs.rm(path.join(stepDir, PENDING_FILE), { force: true });
-    }
+      await fs.rm(stepDir, { recursive: true, force: true });
     if (reused === null) await markAttempt(stepDir, step.attempt);
     const booth = await ShadowBooth.open(runtime, dir, step);
     if (reused !== null) {
       // Idempotent: a checkpointed step whose merge was cut short is finished here, else nothing changes.
-      await booth.mergeStep();
+      await booth.mergeStep(reused);
       return { booth, reused, staging: { attempt: reused.attempt, reused: true } };
     }
     await runtime.faultPoint('step:begun');
@@ -320,46 +310,76 @@ export class ShadowBooth {
 
   /**
    * The step's checkpoint: its staging (files layer, SQL statements, escrowed MCP calls) becomes the run's
-   * together with `result`. With SQL the shadow transaction holding the step's statements commits with the
-   * checkpoint row first; then the checkpoint file; then the layer and the pending calls join the run's staging
-   * (idempotent, so a retry finishes a merge a crash cut short). A step that staged nothing writes nothing.
-   * Returns whether a checkpoint was written. `flushTape: false` is for staging that records no frames of its
-   * own (a fork's restore, which runs before the fork's tape has its header).
+   * together with `result`. With SQL, the shadow transaction holding the step's statements commits with the
+   * checkpoint row (the whole checkpoint) first; then the checkpoint file, the one fsynced write of a step; then
+   * the layer and the pending calls join the run's staging (not fsynced: idempotent, and redone from the
+   * checkpoint by a retry or after a power loss). A step that staged nothing writes nothing. Returns whether a
+   * checkpoint was written. `flushTape: false` is for staging that records no frames of its own (a fork's
+   * restore, which runs before the fork's tape has its header).
    */
   async completeStep(result: unknown, options: { flushTape?: boolean } = {}): Promise<boolean> {
     const step = this.step;
     if (step === null) return false;
-    const files = this.files.workspace.layerTouched;
-    const mcp = (await this.mcp.pendingCalls()).length;
+    const files = this.files.workspace.layerDelta();
+    const mcp = await this.mcp.pending();
     const sql = this.sqlPart?.inStep ?? false;
-    if (!files && !mcp && !sql) return false;
+    if (files === null && mcp === null && !sql) return false;
     // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
     if (options.flushTape !== false) await currentActivityTape()?.flushEffects('the step staging');
     await this.runtime.faultPoint('step:staged');
-    if (sql) await this.sqlPart!.completeStep(step.attempt, result);
-    await writeCheckpoint(stepDirOf(this.dir, step.id), {
+    const cp: StepCheckpoint = {
       format: CHECKPOINT_FORMAT,
       step: step.id,
       attempt: step.attempt,
       result,
-      parts: { files, sql, mcp },
-    });
-    await this.mergeStep();
+      parts: { files: files !== null, sql, mcp: mcp?.calls.length ?? 0 },
+      files,
+      mcp,
+    };
+    if (sql) {
+      await this.sqlPart!.completeStep(step.attempt, cp);
+      await this.runtime.faultPoint('step:sql-checkpointed');
+    }
+    await ensureStepsDir(path.join(this.dir, 'steps'));
+    await writeCheckpoint(checkpointFileOf(this.dir, step.id), cp);
+    await this.mergeStep(cp);
+    await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
     await this.runtime.faultPoint('step:checkpointed');
     return true;
   }
 
-  /** Merges the step's files layer and pending MCP calls into the run's staging; each joins once. */
-  private async mergeStep(): Promise<void> {
-    const step = this.step;
-    if (step === null) return;
+  /** Merges a checkpoint's files layer and MCP calls into the run's staging; each joins once. */
+  private async mergeStep(cp: StepCheckpoint): Promise<void> {
+    // MCP first and fsynced (only steps that escrowed pay it); the manifest last, naming the step even when it
+    // staged no file, so "the manifest names the step" means the whole checkpoint is merged.
+    await this.mcp.mergePending(cp.step, cp.mcp);
     await StagedWorkspace.mergeLayer({
       root: this.runtime.config.workspaceRoot,
       stagingDir: path.join(this.dir, 'files'),
-      layerDir: path.join(stepDirOf(this.dir, step.id), 'files'),
-      step: step.id,
+      layer: cp.files ?? { format: LAYER_FORMAT, root: this.files.workspace.root, set: {}, removed: [] },
+      step: cp.step,
     });
-    await this.mcp.mergePending();
+  }
+
+  /**
+   * Merges checkpoints the run's staging does not name yet: manifest merges are not fsynced, so a power loss may
+   * take one back while its (fsynced) checkpoint survives. One readdir when nothing is missing.
+   */
+  private async settleCheckpoints(): Promise<boolean> {
+    let names: string[];
+    try {
+      names = (await fs.readdir(path.join(this.dir, 'steps'))).filter((n) => n.endsWith('.json'));
+    } catch (err) {
+      if (isCode(err, 'ENOENT')) return false;
+      throw err;
+    }
+    const merged = new Set(this.files.workspace.mergedSteps.map((id) => `${folderName(id)}.json`));
+    const missing = names.filter((n) => !merged.has(n));
+    for (const name of missing) {
+      const cp = await readCheckpoint(path.join(this.dir, 'steps', name));
+      if (cp !== null) await this.mergeStep(cp);
+    }
+    return missing.length > 0;
   }
 
   /**

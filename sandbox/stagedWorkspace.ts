@@ -37,6 +37,7 @@ import {
   type Entry,
   type FileEntry,
   JOURNAL_FILE,
+  type Layer,
   layerOf,
   loadLayer,
   loadManifest,
@@ -44,6 +45,7 @@ import {
   MARKER_FILE,
   saveLayer,
   saveManifest,
+  validateEntries,
 } from './manifest';
 import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
 import { readReal, realLstat } from './realTree';
@@ -540,26 +542,44 @@ export class StagedWorkspace {
   static async mergeLayer(o: {
     root: string;
     stagingDir: string;
-    layerDir: string;
+    layer: Layer;
     step: string;
   }): Promise<boolean> {
     const root = await fs.realpath(path.resolve(o.root));
     const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
-    const layer = await loadLayer(o.layerDir, root);
-    if (layer === null) return false;
+    validateEntries(stagingDir, o.layer.set);
     const m = await loadManifest(stagingDir, root);
     const steps = m?.steps ?? [];
     if (steps.includes(o.step)) return false;
-    const entries = applyLayer(m?.entries ?? {}, layer);
-    await saveManifest(stagingDir, { format: MANIFEST_FORMAT, root, entries, steps: [...steps, o.step] });
+    const entries = applyLayer(m?.entries ?? {}, o.layer);
+    await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
+    const marker = path.join(stagingDir, MARKER_FILE);
+    if ((await lstatOrNull(marker)) === null)
+      await atomicWrite(
+        marker,
+        'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
+        0o600,
+      );
+    // Not fsynced: the step's checkpoint (durable) holds the layer, and the booth merges it again after a power
+    // loss took this write back (ShadowBooth.open).
+    await saveManifest(
+      stagingDir,
+      { format: MANIFEST_FORMAT, root, entries, steps: [...steps, o.step] },
+      false,
+    );
     return true;
   }
 
-  /** True when this instance (a step layer) staged anything. */
-  get layerTouched(): boolean {
-    if (this.layer === null) return false;
+  /** Step layers merged into the manifest this instance opened. */
+  get mergedSteps(): readonly string[] {
+    return this.steps;
+  }
+
+  /** Layer mode: what this step staged so far, as its checkpoint stores it; null when it staged nothing. */
+  layerDelta(): Layer | null {
+    if (this.layer === null) return null;
     const l = layerOf(this.root, this.layer.base, this.entries);
-    return Object.keys(l.set).length > 0 || l.removed.length > 0;
+    return Object.keys(l.set).length > 0 || l.removed.length > 0 ? l : null;
   }
 
   private refuseInLayer(what: string): void {

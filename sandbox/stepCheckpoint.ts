@@ -5,11 +5,12 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { atomicWriteJson, isCode } from './durable';
+import { atomicWriteJson, fsyncDir, isCode, lstatOrNull } from './durable';
 import { StagingCorruptError } from './errors';
+import type { Layer } from './manifest';
+import type { EscrowedCall } from './mcp/escrow';
 
 export const CHECKPOINT_FORMAT = 'jukebox-step-checkpoint/1';
-export const CHECKPOINT_FILE = 'checkpoint.json';
 /** Written when an attempt starts, so the next one can say which attempt's staging it threw away. */
 export const ATTEMPT_FILE = 'attempt.json';
 
@@ -27,6 +28,9 @@ export interface StepCheckpoint {
   result: unknown;
   /** Which parts it staged (SQL: its statements committed on the shadow with the checkpoint row). */
   parts: { files: boolean; sql: boolean; mcp: number };
+  /** What the step staged in files and MCP: merged into the run's staging from here, so it is never lost. */
+  files: Layer | null;
+  mcp: { id: string; calls: EscrowedCall[] } | null;
 }
 
 /** What a step's frames say about its staging: which attempt counted, and whether this attempt reused it. */
@@ -37,8 +41,7 @@ export interface StepStaging {
   discarded?: number;
 }
 
-export async function readCheckpoint(stepDir: string): Promise<StepCheckpoint | null> {
-  const file = path.join(stepDir, CHECKPOINT_FILE);
+export async function readCheckpoint(file: string): Promise<StepCheckpoint | null> {
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
@@ -57,9 +60,16 @@ export async function readCheckpoint(stepDir: string): Promise<StepCheckpoint | 
   return cp;
 }
 
-export async function writeCheckpoint(stepDir: string, cp: StepCheckpoint): Promise<void> {
-  await fs.mkdir(stepDir, { recursive: true, mode: 0o700 });
-  await atomicWriteJson(path.join(stepDir, CHECKPOINT_FILE), cp);
+/** The one durable write of a step without SQL (its layer, pending calls and marker are not fsynced). */
+export async function writeCheckpoint(file: string, cp: StepCheckpoint): Promise<void> {
+  await atomicWriteJson(file, cp);
+}
+
+/** Creates the run's steps folder durably, once, so checkpoint files written into it survive a power loss. */
+export async function ensureStepsDir(dir: string): Promise<void> {
+  if ((await lstatOrNull(dir)) !== null) return;
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  await fsyncDir(path.dirname(dir));
 }
 
 /** The attempt that last started this step, if any (informational: not fsynced). */

@@ -115,7 +115,7 @@ export class McpEscrow {
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Step mode: calls go to this step's pending file, and join the escrow in `mergePending`. */
-  private readonly pending: { file: string; step: string } | null;
+  private readonly stepPending: { file: string; step: string } | null;
 
   constructor(
     private readonly connections: McpConnections,
@@ -125,20 +125,17 @@ export class McpEscrow {
   ) {
     this.stagingDir = stagingDir;
     this.file = path.join(stagingDir, ESCROW_FILE);
-    this.pending = step ? { file: path.join(step.dir, PENDING_FILE), step: step.id } : null;
+    this.stepPending = step ? { file: path.join(step.dir, PENDING_FILE), step: step.id } : null;
   }
 
   /**
    * Appends a completed step's pending calls to the escrow, in one atomic write, unless calls of that step are
    * already there (a retry finishing a completed step): each call joins exactly once. Returns how many joined.
    */
-  mergePending(): Promise<number> {
+  mergePending(step: string, pending: { id: string; calls: EscrowedCall[] } | null): Promise<number> {
     return this.exclusive(async () => {
-      if (this.pending === null) return 0;
-      const pending = await this.loadPending();
       if (pending === null || pending.calls.length === 0) return 0;
       const escrow = (await this.load()) ?? { format: ESCROW_FORMAT, id: pending.id, calls: [] };
-      const step = this.pending.step;
       if (escrow.calls.some((c) => c.step === step)) return 0;
       for (const c of pending.calls) {
         const seq = escrow.calls.length;
@@ -149,22 +146,23 @@ export class McpEscrow {
     });
   }
 
-  /** Calls this step escrowed so far (step mode). */
-  async pendingCalls(): Promise<EscrowedCall[]> {
-    return (await this.loadPending())?.calls ?? [];
+  /** The calls this step escrowed so far, with the escrow id their keys were made from (step mode). */
+  async pending(): Promise<{ id: string; calls: EscrowedCall[] } | null> {
+    const p = await this.loadPending();
+    return p === null || p.calls.length === 0 ? null : { id: p.id, calls: p.calls };
   }
 
   private async loadPending(): Promise<EscrowFile | null> {
-    if (this.pending === null) return null;
+    if (this.stepPending === null) return null;
     try {
-      const parsed = JSON.parse(await fs.readFile(this.pending.file, 'utf8')) as EscrowFile;
+      const parsed = JSON.parse(await fs.readFile(this.stepPending.file, 'utf8')) as EscrowFile;
       if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
-        throw new McpEscrowCorruptError(this.pending.file, `its format is not ${ESCROW_FORMAT}`);
+        throw new McpEscrowCorruptError(this.stepPending.file, `its format is not ${ESCROW_FORMAT}`);
       return parsed;
     } catch (err) {
       if (isCode(err, 'ENOENT')) return null;
       if (err instanceof McpEscrowCorruptError) throw err;
-      throw new McpEscrowCorruptError(this.pending.file, 'it cannot be read', err);
+      throw new McpEscrowCorruptError(this.stepPending.file, 'it cannot be read', err);
     }
   }
 
@@ -194,13 +192,13 @@ export class McpEscrow {
         };
       }
       const main = await this.load();
-      const escrow = (this.pending !== null ? await this.loadPending() : main) ?? {
+      const escrow = (this.stepPending !== null ? await this.loadPending() : main) ?? {
         format: ESCROW_FORMAT,
         id: main?.id ?? randomBytes(8).toString('hex'),
         calls: [],
       };
       // In step mode the seq is where the call lands when the step's calls join the escrow.
-      const seq = (this.pending !== null ? (main?.calls.length ?? 0) : 0) + escrow.calls.length;
+      const seq = (this.stepPending !== null ? (main?.calls.length ?? 0) : 0) + escrow.calls.length;
       const call: EscrowedCall = {
         seq,
         key: `${escrow.id}:${seq}`,
@@ -208,13 +206,13 @@ export class McpEscrow {
         tool,
         arguments: clean,
         ...(compensate ? { compensate } : {}),
-        ...(this.pending !== null ? { step: this.pending.step } : {}),
+        ...(this.stepPending !== null ? { step: this.stepPending.step } : {}),
         state: 'escrowed',
       };
       escrow.calls.push(call);
-      if (this.pending !== null) {
-        await fs.mkdir(path.dirname(this.pending.file), { recursive: true });
-        await atomicWriteJson(this.pending.file, escrow);
+      if (this.stepPending !== null) {
+        await fs.mkdir(path.dirname(this.stepPending.file), { recursive: true });
+        await atomicWriteJson(this.stepPending.file, escrow, false);
       } else await this.save(escrow);
       await this.faultPoint('mcp:stage:escrowed');
       currentActivityTape()?.effect('mcp.call', () => ({

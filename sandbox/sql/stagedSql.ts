@@ -340,7 +340,9 @@ export class StagedSql {
     const step = this.step!;
     if (step.trx !== null) return step.trx;
     const positions = await this.dialect.sequencePositions(shadow);
-    await atomicWriteJson(this.stepFile(step.id), { positions });
+    // Only pg sequences need putting back after a killed attempt; not fsynced (a retry follows a crash of the
+    // worker, not of the database server).
+    if (positions.length > 0) await atomicWriteJson(this.stepFile(step.id), { positions }, false);
     step.trx = await shadow.transaction();
     return step.trx;
   }

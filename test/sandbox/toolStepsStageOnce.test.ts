@@ -22,6 +22,8 @@ let world: StepWorld;
 let runtime: BoothRuntime;
 let runs = 0;
 let run: string;
+/** A crash point where the step dies (the fault hook throws, like a killed worker it stops there). */
+let dieAt: string | null = null;
 
 async function attempt(id: string, n: number, opts: { complete: boolean } = { complete: true }) {
   const opened = await runtime.openStep('wf', run, { id, attempt: n });
@@ -60,7 +62,11 @@ beforeEach(async () => {
   await runtime?.close();
   world = await prepareStepWorld(path.join(base, `w${++runs}`));
   run = `run${runs}`;
+  dieAt = null;
   runtime = new BoothRuntime({
+    faultPoint: (point) => {
+      if (point === dieAt) throw new Error(`died at ${point}`);
+    },
     workspaceRoot: world.workspace,
     stagingRoot: world.staging,
     sql: world.sql,
@@ -98,14 +104,10 @@ describe('a retried tool step stages exactly once', () => {
   });
 
   it('reuses a step whose statements committed on the shadow when the checkpoint file was never written', async () => {
-    const opened = await runtime.openStep('wf', run, { id: '1', attempt: 1 });
-    const result = await recordPaymentTool.run(
-      { ref: '1' },
-      { signal: new AbortController().signal, booth: opened.booth },
-    );
-    // Killed right after the shadow transaction committed with the checkpoint row.
-    await (await opened.booth.sql()).completeStep(1, result);
-    await opened.booth.close();
+    // Killed right after the shadow transaction committed with the checkpoint row, before the checkpoint file.
+    dieAt = 'step:sql-checkpointed';
+    await expect(attempt('1', 1)).rejects.toThrow('died at step:sql-checkpointed');
+    dieAt = null;
 
     const retry = await attempt('1', 2);
     expect(retry.staging).toEqual({ attempt: 1, reused: true });
@@ -119,6 +121,20 @@ describe('a retried tool step stages exactly once', () => {
     for (const n of [2, 3, 4]) expect((await attempt('1', n)).staging).toEqual({ attempt: 1, reused: true });
     const view = await runtime.open('wf', run);
     expect((await view.mcp.calls()).map((c) => [c.seq, c.step])).toEqual([[0, '1']]);
+    await view.close();
+    await commitRun();
+    expect(await readWorld(world)).toEqual(expectedWorld(['1']));
+  });
+
+  it('merges a checkpoint again when a power loss took back the (unsynced) merge', async () => {
+    await attempt('1', 1);
+    const runDir = runtime.runDir('wf', run);
+    // What a power loss may leave: the fsynced checkpoint, but neither merged manifest nor escrow.
+    fs.rmSync(path.join(runDir, 'files/manifest.json'));
+    fs.rmSync(path.join(runDir, 'mcp/escrow.json'));
+    const view = await runtime.open('wf', run);
+    expect((await view.files.changes()).map((c) => c.path)).toContain('ledger.csv');
+    expect(await view.mcp.calls()).toHaveLength(1);
     await view.close();
     await commitRun();
     expect(await readWorld(world)).toEqual(expectedWorld(['1']));
