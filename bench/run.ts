@@ -9,6 +9,7 @@ import { proxySuite } from './suites/proxy';
 import { recordingSuite } from './suites/recording';
 import { replaySuite } from './suites/replay';
 import { shadowBoothSuite } from './suites/shadowBooth';
+import { stepCheckpointSuite } from './suites/stepCheckpoint';
 import { tapeFormatSuite } from './suites/tapeFormat';
 import { tapeListingSuite } from './suites/tapeListing';
 
@@ -17,6 +18,7 @@ const suites = [
   e2eRunSuite,
   recordingSuite,
   shadowBoothSuite,
+  stepCheckpointSuite,
   exportSuite,
   breakerSuite,
   proxySuite,
