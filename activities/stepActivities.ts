@@ -64,6 +64,10 @@ export function createStepActivities(deps: StepActivityDeps) {
       const tape = currentActivityTape();
       if (input.inherit) return answerInheritedLlmStep({ ...input, inherit: input.inherit }, tape);
       await tape?.llmRequest(input.request);
+      // The SDK sends a step's first heartbeat at once (it throttles only later ones), and the server writes each
+      // one to the run's state: a write per model step that finishes in milliseconds. A step heartbeats once it
+      // has run a quarter of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
+      const quietUntil = performance.now() + Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 0) / 4);
       const response = await guardStream(
         input.budget,
         input.request,
@@ -72,7 +76,7 @@ export function createStepActivities(deps: StepActivityDeps) {
           deps.llm.call(input.request, {
             signal,
             onChunk: (chunk) => {
-              ctx.heartbeat({ step: input.step, chunk: chunk.index });
+              if (performance.now() >= quietUntil) ctx.heartbeat({ step: input.step, chunk: chunk.index });
               tape?.llmChunk(chunk);
               watch(chunk);
             },
