@@ -32,6 +32,8 @@ import {
 /** Digits of a segment's offset in its key: zero-padded so that key order is offset order. */
 export const SEGMENT_OFFSET_DIGITS = 16;
 const SEGMENT_SUFFIX = '.seg';
+/** Segment GETs in flight at once when a copy catches up with (or downloads) a tape. */
+const FETCH_CONCURRENCY = 16;
 
 export interface ObjectTapeStoreOptions {
   bucket: ObjectBucket;
@@ -248,23 +250,29 @@ export class ObjectTapeStore implements TapeStore {
     const keys = await this.bucket.listKeys(`${tapeKey}/`, startAfter);
     let end = from;
     let segments = 0;
-    for (const key of keys) {
-      const offset = segmentOffset(tapeKey, key);
-      if (offset === undefined)
+    for (const key of keys)
+      if (segmentOffset(tapeKey, key) === undefined)
         throw new TapeSegmentsError(this.bucket.url(tapeKey), `object ${key} is not a segment key`);
-      if (offset !== end)
-        throw new TapeSegmentsError(
-          this.bucket.url(tapeKey),
-          offset > end
-            ? `bytes ${end}..${offset} are missing (no segment starts at ${end}; the next one, ${key}, starts at ${offset})`
-            : `segment ${key} overlaps the segment before it, which ends at ${end}`,
-        );
-      const bytes = await this.bucket.get(key);
-      if (bytes.byteLength === 0)
-        throw new TapeSegmentsError(this.bucket.url(tapeKey), `segment ${key} is empty`);
-      await appendFile(file, bytes);
-      end += bytes.byteLength;
-      segments++;
+    // GETs run FETCH_CONCURRENCY at a time; bytes are appended, and offsets checked, in key order.
+    for (let i = 0; i < keys.length; i += FETCH_CONCURRENCY) {
+      const batch = keys.slice(i, i + FETCH_CONCURRENCY);
+      const bodies = await Promise.all(batch.map((k) => this.bucket.get(k)));
+      for (const [j, bytes] of bodies.entries()) {
+        const key = batch[j]!;
+        const offset = segmentOffset(tapeKey, key)!;
+        if (offset !== end)
+          throw new TapeSegmentsError(
+            this.bucket.url(tapeKey),
+            offset > end
+              ? `bytes ${end}..${offset} are missing (no segment starts at ${end}; the next one, ${key}, starts at ${offset})`
+              : `segment ${key} overlaps the segment before it, which ends at ${end}`,
+          );
+        if (bytes.byteLength === 0)
+          throw new TapeSegmentsError(this.bucket.url(tapeKey), `segment ${key} is empty`);
+        await appendFile(file, bytes);
+        end += bytes.byteLength;
+        segments++;
+      }
     }
     return { segments, bytes: end };
   }
