@@ -12,6 +12,7 @@ import { shadowBoothSuite } from './suites/shadowBooth';
 import { stepCheckpointSuite } from './suites/stepCheckpoint';
 import { tapeFormatSuite } from './suites/tapeFormat';
 import { tapeListingSuite } from './suites/tapeListing';
+import { viewerSuite } from './suites/viewer';
 
 const suites = [
   tapeFormatSuite,
@@ -24,6 +25,7 @@ const suites = [
   proxySuite,
   replaySuite,
   tapeListingSuite,
+  viewerSuite,
 ];
 
 async function main() {

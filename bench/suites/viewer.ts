@@ -38,11 +38,14 @@ export async function writeLongRun(dir: string, steps = STEPS): Promise<string> 
     { role: 'user', content: 'Tidy the ledger, one line at a time.' },
   ];
   for (let step = 0; step < steps; step += 2) {
+    // A long agent sends the task and its latest turn (a working memory, not the whole history): a 1,000-call
+    // run resending its full history would cost the bench quadratic time writing the tape, not the viewer reading it.
+    const window = messages.length > 3 ? [messages[0]!, ...messages.slice(-2)] : messages;
     const request: LlmRequest = {
       provider: 'openai',
       model: 'gpt-4o-mini',
       temperature: 0,
-      messages: [...messages],
+      messages: [...window],
     };
     const text = `Step ${step}: reading line ${step / 2} and fixing its format.`;
     const response: LlmResponse = {
@@ -105,7 +108,9 @@ export const viewerSuite: BenchSuite = {
   name: 'viewer',
   async run(): Promise<BenchResult[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-viewer-'));
+    process.stderr.write(`bench viewer: recording a ${STEPS}-step run...\n`);
     const file = await writeLongRun(dir);
+    process.stderr.write('bench viewer: opening it in Chromium...\n');
     const id = path.basename(file, '.jbx');
     const viewer = await startViewer({ dir });
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
@@ -117,37 +122,30 @@ export const viewerSuite: BenchSuite = {
         await page.goto('about:blank');
         const t0 = performance.now();
         await page.goto(`${viewer.url}#/run/${id}`);
-        await page.waitForFunction(
-          `document.querySelectorAll('ol.timeline li.row').length === ${STEPS}`,
-          undefined,
-          {
-            polling: 'raf',
-          },
-        );
+        // A selector, not a predicate: the page's Content-Security-Policy forbids evaluating strings in it.
+        await page.waitForSelector(`ol.timeline li.row:nth-child(${STEPS})`, { state: 'attached' });
         return performance.now() - t0;
       };
-      const openJson = async () => {
+      const openJson = async (cold: boolean) => {
+        if (cold) utimesSync(file, new Date(), new Date(Date.now() + Math.random() * 1000));
         await page.goto('about:blank');
         const t0 = performance.now();
         await page.goto(`${viewer.url}api/runs/${id}`, { waitUntil: 'load' });
         return performance.now() - t0;
       };
-      const sample = async (fn: () => Promise<number>) => {
+      const sample = async (fn: () => Promise<number>, runs = RUNS) => {
         await fn();
         const times: number[] = [];
-        for (let i = 0; i < RUNS; i++) times.push(await fn());
+        for (let i = 0; i < runs; i++) times.push(await fn());
         return median(times);
       };
-      const rows = await page
-        .goto(`${viewer.url}#/run/${id}`)
-        .then(() =>
-          page
-            .waitForFunction("document.querySelectorAll('ol.timeline li.row').length")
-            .then((h) => h.jsonValue()),
-        );
+      await page.goto(`${viewer.url}#/run/${id}`);
+      await page.waitForSelector('ol.timeline li.row', { state: 'attached' });
+      const rows = await page.locator('ol.timeline li.row').count();
       const coldMs = await sample(() => openRun(true));
       const warmMs = await sample(() => openRun(false));
-      const jsonMs = await sample(openJson);
+      const jsonColdMs = await sample(() => openJson(true));
+      const jsonWarmMs = await sample(() => openJson(false));
       const showMs = await sample(async () => {
         const t0 = performance.now();
         const r = spawnSync(process.execPath, [path.join(__dirname, '../../cli/bin.js'), 'show', file], {
@@ -155,15 +153,15 @@ export const viewerSuite: BenchSuite = {
         });
         if (r.status !== 0) throw new Error(`jbx show failed: ${r.stderr}`);
         return performance.now() - t0;
-      });
+      }, 3);
       const note = `${STEPS}-step tape, ${rows} timeline rows rendered; target < 1,000 ms`;
       return [
         result(
           'jbx view: open a 2,000-step run in Chromium (tape read + render)',
           coldMs,
           'ms',
-          'Chromium opening the run as plain JSON',
-          jsonMs,
+          'Chromium opening the run as plain JSON (tape read, no page)',
+          jsonColdMs,
           note,
         ),
         result(
@@ -178,8 +176,8 @@ export const viewerSuite: BenchSuite = {
           'jbx view: reopen the same run (tape cached by the server)',
           warmMs,
           'ms',
-          'Chromium opening the run as plain JSON',
-          jsonMs,
+          'Chromium opening the cached run as plain JSON',
+          jsonWarmMs,
           note,
         ),
       ];

@@ -144,6 +144,13 @@ describe('jbx view in headless Chromium: list → run → step → playback → 
     );
     await shot('02-run-step');
 
+    // The keyboard walks the timeline.
+    const at = Number(await panel.getAttribute('data-i'));
+    await page.keyboard.press('k');
+    await expect.poll(() => panel.getAttribute('data-i')).toBe(String(at - 1));
+    await page.keyboard.press('j');
+    await expect.poll(() => panel.getAttribute('data-i')).toBe(String(at));
+
     // 4. Stream playback at the recorded timing: 1×, pause, 4×, instant.
     const player = panel.locator('.playback');
     const total = Number(await player.getAttribute('data-total'));

@@ -191,6 +191,12 @@ function effect(e) {
       h(
         'div.filediff',
         h('div.diffhead', `${e.diff.path} — against ${e.diff.against}`),
+        e.diff.against === 'nothing on the tape before'
+          ? h(
+              'div.note',
+              'The file as it was before staging is not on the tape; every staged line shows as added.',
+            )
+          : null,
         h(
           'pre',
           e.diff.lines.map((l) =>
