@@ -17,7 +17,24 @@ export function openBundleOrExit(file: string): OpenedBundle {
 }
 
 export function verifyBundle(file: string, out: Output): void {
-  const b = openBundleOrExit(file);
+  let b: OpenedBundle;
+  try {
+    b = openBundleOrExit(file);
+  } catch (err) {
+    // --json still gets its one document: what failed, as for a damaged tape.
+    if (out.json && err instanceof ExitError) {
+      const cause = err.cause as { code?: string; reason?: string } | undefined;
+      out.result('', {
+        file,
+        ok: false,
+        kind: 'bundle',
+        code: cause?.code ?? null,
+        reason: cause?.reason ?? null,
+        error: err.message,
+      });
+    }
+    throw err;
+  }
   const tapePart = b.parts.find((p) => p.kind === 'tape')!;
   const tape = verifyTape(tapePart.data);
   const m = b.manifest;

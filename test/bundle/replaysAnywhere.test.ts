@@ -173,6 +173,7 @@ describe('a .jbxb bug report replays anywhere', () => {
     r = await runJbx(['verify', damaged, '--json']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('cut short');
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: false, kind: 'bundle', code: 'BUNDLE_TRUNCATED' });
   });
 
   it('a bundle rebuilt with other workflow code, every hash recomputed, is still refused', () => {
