@@ -107,10 +107,12 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
     try {
       history = await r.client.workflow.getHandle(workflowId, runId).fetchHistory();
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      const why = isNotFound(err)
+        ? 'does not know it'
+        : `answered ${String((err as Error).message ?? err).replace(/\.$/, '')}`;
       throw new ForkRequestError(
-        `the Temporal server (${r.serverName ?? 'connected'}) does not know workflow ${workflowId} run ${runId}, and no history is stored beside ${tapeFile}. ` +
-          'Point JUKEBOX_TEMPORAL_ADDRESS / JUKEBOX_TEMPORAL_NAMESPACE at the server that ran it',
+        `no history is stored beside ${tapeFile}, and the Temporal server (${r.serverName ?? 'connected'}) asked for workflow ${workflowId} run ${runId} ${why}. ` +
+          'Point JUKEBOX_TEMPORAL_ADDRESS / JUKEBOX_TEMPORAL_NAMESPACE at the server that ran it, or store the history beside the tape (captureRunHistory)',
         err,
       );
     }
