@@ -3,16 +3,11 @@
  * pinned prefix hash, the fork step) and the overrides, before any step records onto it, and hands the
  * workflow the parent's random and clock readings before the fork step so inherited steps see the same values.
  */
-import { mkdir, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { LlmRequest } from '../llm/types';
-import { withFileLock } from '../recorder/lock';
-import { tapeIdFor } from '../recorder/naming';
 import type { TapeRecorder } from '../recorder/recorder';
 import type { Timeline } from '../replay/timeline';
 import type { BoothRuntime } from '../sandbox/shadowBooth';
-import { TapeWriter } from '../tape';
 import { answerInheritedLlmStep, answerInheritedToolStep } from './inheritedSteps';
 import type { ForkRunOptions, InheritedAnswer, InheritedObservation, InheritedStep } from './lineage';
 import { parentTimeline } from './parentTape';
@@ -74,37 +69,20 @@ export function createForkActivities(recorder: TapeRecorder | undefined, booth?:
       if (!recorder) return { observations, steps: [], tape: null };
       const run = recorder.runOf(Context.current().info);
       const file = recorder.store.pathFor(run.workflowId, run.runId);
-      await mkdir(path.dirname(file), { recursive: true });
-      await withFileLock(`${file}.lock`, async () => {
-        // A retried beginFork finds the header it wrote the first time.
-        if (
-          await stat(file).then(
-            () => true,
-            () => false,
-          )
-        )
-          return;
-        const writer = await TapeWriter.open(file, {
-          tapeId: tapeIdFor(run.workflowId, run.runId),
-          createdAtMs: Date.now(),
-          workflowType: run.workflowType,
-          workflowId: run.workflowId,
-          runId: run.runId,
-          taskQueue: run.taskQueue,
-          agentCodeHash: run.agentCodeHash,
-          parent: { tapeId: fork.parentTapeId, tapeHash: fork.parentTapeHash, forkStep: fork.forkStep },
-          // JSON round trip: the header may hold no undefined.
-          meta: {
-            fork: JSON.parse(
-              JSON.stringify({
-                parentTape: fork.parentTape,
-                overrides: fork.overrides ?? {},
-                layers: fork.layers,
-              }),
-            ),
-          },
-        });
-        await writer.close();
+      // Through the store, so the header lands where every worker of the run appends (a folder, or segment 0
+      // of an object store); a retried beginFork finds the tape it created the first time and adds nothing.
+      await recorder.store.withTape(run, async () => {}, {
+        parent: { tapeId: fork.parentTapeId, tapeHash: fork.parentTapeHash, forkStep: fork.forkStep },
+        // JSON round trip: the header may hold no undefined.
+        meta: {
+          fork: JSON.parse(
+            JSON.stringify({
+              parentTape: fork.parentTape,
+              overrides: fork.overrides ?? {},
+              layers: fork.layers,
+            }),
+          ),
+        },
       });
       const steps = await recordInherited(recorder, parent, fork);
       return { observations, steps, tape: file };
