@@ -375,6 +375,9 @@ export class ShadowBooth {
     }
     const merged = new Set(this.files.workspace.mergedSteps.map((id) => `${folderName(id)}.json`));
     const missing = names.filter((n) => !merged.has(n));
+    // Once the files commit has begun (its undo plan exists) the manifest is spent on purpose, not lost.
+    if (missing.length === 0 || (await lstatOrNull(path.join(this.undoDir, 'plan.json'))) !== null)
+      return false;
     for (const name of missing) {
       const cp = await readCheckpoint(path.join(this.dir, 'steps', name));
       if (cp !== null) await this.mergeStep(cp);
