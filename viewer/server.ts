@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import {
+  applyQuery,
   CatalogQueryError,
   parseLimit,
   parseOutcomes,
@@ -111,11 +112,15 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     const parts = url.pathname.split('/').slice(2).map(decodeURIComponent);
     if (parts[0] === 'config' && parts.length === 1) return { dir, temporalUi: ui, namespace };
     if (parts[0] === 'runs' && parts.length === 1) {
-      const listing = await catalog.list(queryOf(url.searchParams));
+      const query = queryOf(url.searchParams);
+      const listing = await catalog.list();
+      // A symlink in the folder pointing elsewhere is listed by the catalog but never served: drop it before
+      // the query's limit counts it.
+      const served = listing.rows.filter((r) => library.serves(r.id));
       return {
         dir,
-        total: listing.total,
-        rows: listing.rows.map(({ file: _file, ...row }) => row),
+        total: served.length,
+        rows: applyQuery(served, query).map(({ file: _file, ...row }) => row),
       };
     }
     if (parts[0] === 'runs' && parts.length === 2) return library.run(parts[1]!);

@@ -65,6 +65,16 @@ export class TapeLibrary {
     return file;
   }
 
+  /** Whether `fileOf(id)` would serve it: the list must not offer a run the viewer then refuses to open. */
+  serves(id: string): boolean {
+    try {
+      this.fileOf(id);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private load(id: string): Loaded {
     const file = this.fileOf(id);
     const st = statSync(file);

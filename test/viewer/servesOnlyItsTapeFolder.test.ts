@@ -65,6 +65,12 @@ describe('the viewer server only serves its tape folder, only on 127.0.0.1', () 
     expect(page.headers['content-security-policy']).not.toMatch(/unsafe-inline|unsafe-eval/);
     expect(page.headers['x-content-type-options']).toBe('nosniff');
     expect((await get(viewer, '/app.mjs')).headers['content-type']).toMatch(/^text\/javascript/);
+    const ids = async (q: string) =>
+      JSON.parse((await get(viewer, `/api/runs?${q}`)).body).rows.map((r: { id: string }) => r.id);
+    expect(await ids('since=1h')).toEqual([tapeId]);
+    expect(await ids('since=2999-01-01')).toEqual([]);
+    expect(await ids('workflow=accountingAgent&outcome=tripped&sort=cost&limit=1')).toEqual([tapeId]);
+    expect(await ids('outcome=completed')).toEqual([]);
     const run = JSON.parse((await get(viewer, `/api/runs/${tapeId}`)).body);
     expect(run.verification.status).toBe('intact');
     expect(run.rows.length).toBeGreaterThan(0);
