@@ -30,6 +30,19 @@ export interface TrackSnapshot {
   windowed: number;
 }
 
+/** Whether `next` holds nearly all of `earlier`'s character 3-grams and at least 15% more of them. */
+function extends_(next: Record<string, number>, earlier: Record<string, number>): boolean {
+  let kept = 0;
+  let before = 0;
+  let after = 0;
+  for (const k in earlier) {
+    before += earlier[k]!;
+    kept += Math.min(earlier[k]!, next[k] ?? 0);
+  }
+  for (const k in next) after += next[k]!;
+  return before > 0 && kept / before >= 0.9 && after >= 1.15 * before;
+}
+
 /**
  * The breaker's deterministic state: a sliding window of message features and of step spend per track. It runs
  * inside the workflow (so its state is part of the durable history) and in the offline evaluation alike; the
@@ -202,6 +215,9 @@ export class LoopBreaker {
             ? local[k]!
             : 0;
         const threshold = dense ? c.semantic.embeddingThreshold : c.semantic.threshold;
+        // Embeddings of a growing draft stay near 1 to every earlier draft: one that keeps the earlier text and
+        // adds to it is progress, not a repeat (n-gram TF-IDF sees the added text by itself).
+        if (dense && f.ngrams && e.features.ngrams && extends_(f.ngrams, e.features.ngrams)) return [];
         // Scores are kept relative to their threshold so the drift test below compares like with like.
         return score >= threshold
           ? [{ index: e.index, excerpt: e.features.excerpt, score, margin: score - threshold }]

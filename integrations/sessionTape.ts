@@ -4,6 +4,7 @@
  * llm.request / llm.chunk / llm.response frames like the recorder writes, so `jbx ls / show / verify` read it.
  */
 import { randomUUID } from 'node:crypto';
+import type { BreakerTrip } from '../breaker/trip';
 import type { LlmResponse } from '../llm/types';
 import { Redactor, type RunIdentity, type StoreFsyncPolicy, TapeStore, toTapeValue } from '../recorder';
 import type { ChunkRaw, ExchangeSink } from './exchangeSink';
@@ -25,6 +26,7 @@ export class SessionTape {
   readonly path: string;
   private nextStep = 0;
   private closed = false;
+  private tripped: BreakerTrip | undefined;
   private readonly redactor: Redactor;
 
   constructor(options: SessionTapeOptions) {
@@ -113,6 +115,29 @@ export class SessionTape {
     };
   }
 
+  /**
+   * The circuit breaker opened on this session: a breaker.trip frame (same payload as a workflow's) on the last
+   * answered call's step, and the tape will be sealed as failed with BREAKER_TRIPPED.
+   */
+  recordTrip(trip: BreakerTrip): Promise<void> {
+    this.tripped = trip;
+    const step = Math.max(0, this.nextStep - 1);
+    return this.store.withTape(this.run, async (s) => {
+      await s.append({
+        kind: 'breaker.trip',
+        step,
+        recordedAtUs: Math.round((performance.timeOrigin + performance.now()) * 1000),
+        payload: {
+          detector: trip.detector,
+          track: trip.track,
+          reason: trip.reason,
+          evidence: toTapeValue(trip.evidence, this.redactor) as Record<string, unknown>,
+          spend: { usd: trip.spendUsd },
+        },
+      });
+    });
+  }
+
   /** Seals the tape (outcome `completed`) if anything was recorded; a session with no call leaves no file. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -121,7 +146,21 @@ export class SessionTape {
       await this.store.withTape(this.run, (s) =>
         s.sealed
           ? Promise.resolve()
-          : s.seal({ status: 'completed', result: { calls: this.nextStep } }, this.nextStep).then(() => {}),
+          : s
+              .seal(
+                this.tripped
+                  ? {
+                      status: 'failed',
+                      error: {
+                        name: 'BreakerTrippedError',
+                        code: 'BREAKER_TRIPPED',
+                        message: this.tripped.reason,
+                      },
+                    }
+                  : { status: 'completed', result: { calls: this.nextStep } },
+                this.nextStep,
+              )
+              .then(() => {}),
       );
     await this.store.close();
   }

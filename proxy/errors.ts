@@ -1,3 +1,4 @@
+import { type BreakerTrip, formatUsd } from '../breaker/trip';
 import { crossRealmError, JukeboxError } from '../errors';
 
 /** The upstream model API did not answer: refused, unreachable, or too slow to send its headers. */
@@ -17,6 +18,24 @@ export class ProxyUpstreamError extends JukeboxError {
   }
 }
 crossRealmError('ProxyUpstreamError', ProxyUpstreamError);
+
+/** A session's circuit breaker is open: the proxy answers its requests with this instead of forwarding them. */
+export class ProxySessionTrippedError extends JukeboxError {
+  constructor(
+    readonly session: string,
+    readonly trip: BreakerTrip,
+  ) {
+    super(
+      'BREAKER_TRIPPED',
+      `Circuit breaker tripped on jbx proxy session "${session}" by the ${trip.detector} detector: ${trip.reason} ` +
+        `(session spend $${formatUsd(trip.spendUsd)}). The proxy refuses this session's requests from now on; the ` +
+        'trip is on the session tape. Close the session (POST /_jukebox/sessions/NAME/close) to start afresh, ' +
+        'or run jbx proxy with a higher --cap-usd.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ProxySessionTrippedError', ProxySessionTrippedError);
 
 /** The proxy could not listen where it was asked to. */
 export class ProxyListenError extends JukeboxError {

@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { BreakerFeatureSource } from '../breaker/featureSource';
 import {
   errorBody,
   type Fetch,
@@ -16,6 +17,7 @@ import {
 } from '../integrations';
 import type { StoreFsyncPolicy } from '../recorder';
 import { ProxyListenError, ProxyUpstreamError } from './errors';
+import { type ProxyBreakerOptions, SessionBreaker } from './sessionBreaker';
 import { SESSION_HEADER, sessionOf } from './sessions';
 
 export interface ProxyOptions {
@@ -31,12 +33,20 @@ export interface ProxyOptions {
   fsync?: StoreFsyncPolicy;
   /** How long the upstream may take to send its response headers (default 120 s). */
   upstreamTimeoutMs?: number;
+  /**
+   * The circuit breaker of each recorded session (docs/circuit-breaker.md): on by default with a per-session
+   * cap of DEFAULT_AGENT_CAP_USD; `{ capUsd, ...thresholds }` to tune it (checked at start-up), false for none.
+   * A tripped session's next request gets HTTP 429, error code jukebox_breaker_tripped, with the evidence.
+   */
+  breaker?: ProxyBreakerOptions | false;
 }
 
 export interface SessionInfo {
   session: string;
   tape: string;
   calls: number;
+  /** The session's breaker: spend so far, and the trip if it opened. */
+  breaker?: { spentUsd: number; capUsd: number; tripped: boolean; detector?: string; degraded: string[] };
 }
 
 export interface RecordingProxy {
@@ -115,15 +125,40 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RecordingP
   const upstreamBase = options.upstream?.replace(/\/+$/, '').replace(/\/v1$/, '');
   const timeoutMs = options.upstreamTimeoutMs ?? 120_000;
   const tapes = new Map<string, SessionTape>();
+  const breakers = new Map<string, SessionBreaker>();
+  // A cap that is not a positive number fails here, at start-up, never as "unlimited".
+  const breakerConfig =
+    replay || options.breaker === false ? undefined : SessionBreaker.resolve(options.breaker);
+  const features = new BreakerFeatureSource();
   const tapeOf = (session: string) => {
     let t = tapes.get(session);
     if (!t) {
       t = new SessionTape({ dir: options.tapeDir, session, fsync: options.fsync });
       tapes.set(session, t);
+      breakers.delete(session);
+      if (breakerConfig) breakers.set(session, new SessionBreaker(session, breakerConfig, features));
     }
     return t;
   };
-  const info = (session: string, t: SessionTape): SessionInfo => ({ session, tape: t.path, calls: t.calls });
+  const info = (session: string, t: SessionTape): SessionInfo => {
+    const b = breakers.get(session);
+    return {
+      session,
+      tape: t.path,
+      calls: t.calls,
+      ...(b
+        ? {
+            breaker: {
+              spentUsd: b.spentUsd,
+              capUsd: b.config.capUsd,
+              tripped: b.tripped !== undefined,
+              ...(b.tripped ? { detector: b.tripped.detector } : {}),
+              degraded: b.degraded,
+            },
+          }
+        : {}),
+    };
+  };
 
   const forward = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://proxy.local');
@@ -170,7 +205,20 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RecordingP
       }
     };
     const t = replay ? undefined : tapeOf(session);
-    const recorder = jukeboxFetch({ replay, sink: () => t?.begin(), fetch: network });
+    const breaker = breakers.get(session);
+    const refused = call && breaker?.refusal(call.fields);
+    if (refused) {
+      // Not retryable: the official SDKs honour x-should-retry, so a tripped crew stops instead of backing off.
+      res.setHeader('x-should-retry', 'false');
+      return sendJson(res, refused.status, errorBody(refused.type, refused.error, refused.extra));
+    }
+    const sinkOf = () => {
+      const sink = t?.begin();
+      return sink && breaker && call && t
+        ? breaker.watch(sink, call.fields, (trip) => t.recordTrip(trip))
+        : sink;
+    };
+    const recorder = jukeboxFetch({ replay, sink: sinkOf, fetch: network });
     try {
       const answer = await recorder(target, { method: req.method, headers, body: text });
       await sendResponse(res, answer);

@@ -28,14 +28,15 @@ export interface EvalTurn {
 
 export interface EvalConversation {
   id: string;
-  kind: LoopKind | HealthyKind;
+  /** A LoopKind or HealthyKind here, a held-out kind in heldOut.ts. */
+  kind: string;
   looping: boolean;
   /** Index of the first turn of the loop: a trip before it is a false alarm. */
   loopStartsAt?: number;
   turns: EvalTurn[];
 }
 
-function rng(seed: number) {
+export function rng(seed: number) {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -46,9 +47,9 @@ function rng(seed: number) {
   };
 }
 
-type Rand = ReturnType<typeof rng>;
-const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-const shuffle = <T>(r: Rand, xs: readonly T[]): T[] => {
+export type Rand = ReturnType<typeof rng>;
+export const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+export const shuffle = <T>(r: Rand, xs: readonly T[]): T[] => {
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
@@ -547,7 +548,7 @@ export function evaluationSet(seed = 6): EvalConversation[] {
 }
 
 /** The detectors each looping kind is meant to be caught by (for per-detector recall). */
-export const TARGET_DETECTOR: Record<LoopKind, string> = {
+export const TARGET_DETECTOR: Record<string, string> = {
   'exact-loop': 'exact-repeat',
   'paraphrase-ping-pong': 'semantic-repeat',
   'cosmetic-code-rewrite': 'code-repeat',

@@ -4,6 +4,7 @@ import {
   DETECTORS,
   resolveBreakerConfig,
 } from '../../breaker/config';
+import type { Embedder } from '../../breaker/embedder';
 import { extractFeatures } from '../../breaker/extractFeatures';
 import type { MessageFeatures } from '../../breaker/features';
 import { LoopBreaker, type StepSpend } from '../../breaker/loopBreaker';
@@ -11,7 +12,7 @@ import type { DetectorName } from '../../breaker/trip';
 import { LlmClient, localEndpoints } from '../../llm';
 import type { ModelScript } from '../../modelserver';
 import { loadPriceBook, type PriceBook } from '../../pricing';
-import { type EvalConversation, type LoopKind, TARGET_DETECTOR } from './conversations';
+import { type EvalConversation, TARGET_DETECTOR } from './conversations';
 
 export const EVAL_MODEL = 'jukebox-scripted';
 
@@ -50,7 +51,7 @@ export interface ObservedConversation {
 export async function observeConversations(
   conversations: EvalConversation[],
   server: { url: string; loadScript(s: ModelScript): void },
-  options: { minChars: number; priceBook?: PriceBook },
+  options: { minChars: number; priceBook?: PriceBook; embedder?: Embedder },
 ): Promise<ObservedConversation[]> {
   const llm = new LlmClient(localEndpoints(server.url));
   const book = options.priceBook ?? loadPriceBook();
@@ -68,6 +69,7 @@ export async function observeConversations(
       const features = await extractFeatures(
         { text: response.text, toolCalls: response.toolCalls },
         { minChars: options.minChars },
+        options.embedder ? { embedder: options.embedder } : {},
       );
       const usd = book.costOf({ provider: 'openai', model: EVAL_MODEL, usage: response.usage });
       const startMs = clock;
@@ -164,24 +166,64 @@ function score(
   };
 }
 
+/** The same observations as the n-gram detector sees them: embeddings dropped, so TF-IDF decides. */
+export function withoutEmbeddings(observed: ObservedConversation[]): ObservedConversation[] {
+  return observed.map((o) => ({
+    ...o,
+    turns: o.turns.map((t) => {
+      const { embedding: _, ...features } = t.features;
+      return { ...t, features };
+    }),
+  }));
+}
+
 /** Precision and recall of each detector alone (recall over the loops it targets) and of all together. */
 export function scoreEvaluation(
   observed: ObservedConversation[],
   input: BreakerConfigInput,
+  targets: Record<string, string> = TARGET_DETECTOR,
 ): DetectorScore[] {
   const base = resolveBreakerConfig(input);
   const rows: DetectorScore[] = [];
   for (const d of DETECTORS) {
     const kinds = new Set(
-      Object.entries(TARGET_DETECTOR)
+      Object.entries(targets)
         .filter(([, det]) => det === d)
-        .map(([k]) => k as LoopKind),
+        .map(([k]) => k),
     );
     if (!kinds.size) continue;
     rows.push(score(d, observed, { ...base, detectors: [d] }, kinds));
   }
   rows.push(score('overall', observed, base, undefined));
   return rows;
+}
+
+export interface EvaluatedSet {
+  /** "tuning" (the set the thresholds were chosen on) or "held-out". */
+  set: string;
+  observed: ObservedConversation[];
+  targets: Record<string, string>;
+}
+
+/**
+ * The README table: each set scored twice, the semantic detector on character 3-gram TF-IDF and on the
+ * sentence-embedding model (the other detectors do not use embeddings, so their rows repeat).
+ */
+export function formatReport(sets: EvaluatedSet[], input: BreakerConfigInput): string {
+  const lines = [
+    '| set | semantic via | detector | loops targeted | caught | false alarms | precision | recall | median turns into the loop |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of sets)
+    for (const [via, observed] of [
+      ['n-grams', withoutEmbeddings(s.observed)],
+      ['embeddings', s.observed],
+    ] as const)
+      for (const r of scoreEvaluation(observed, input, s.targets))
+        lines.push(
+          `| ${s.set} | ${via} | ${r.detector} | ${r.targets} | ${r.truePositives} | ${r.falsePositives} | ${r.precision.toFixed(2)} | ${r.recall.toFixed(2)} | ${r.medianTurnsToTrip ?? '-'} |`,
+        );
+  return lines.join('\n');
 }
 
 export function formatScores(rows: DetectorScore[]): string {

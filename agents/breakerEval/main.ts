@@ -1,26 +1,46 @@
 /**
- * Prints the breaker's precision/recall table on the evaluation set (the README's table):
+ * Prints the breaker's precision/recall table (the README's) on the tuning set and the held-out set, the
+ * semantic detector on n-grams and on the local sentence-embedding model:
  * `npx tsx agents/breakerEval/main.ts [--trips]` (--trips: each conversation's first trip with all detectors).
  */
 import { DEFAULT_BREAKER_CONFIG, resolveBreakerConfig } from '../../breaker/config';
+import { LocalModelEmbedder } from '../../breaker/localEmbedder';
 import { startModelServer } from '../../modelserver';
-import { evaluationSet } from './conversations';
-import { firstTrip, formatScores, observeConversations, scoreEvaluation } from './evaluate';
+import { evaluationSet, TARGET_DETECTOR } from './conversations';
+import { firstTrip, formatReport, observeConversations } from './evaluate';
+import { HELD_OUT_TARGET_DETECTOR, heldOutSet } from './heldOut';
 
 async function main() {
-  const set = evaluationSet();
   const server = await startModelServer({ script: { turns: [{ reply: { text: 'idle' } }] } });
+  const embedder = new LocalModelEmbedder();
+  await embedder.load();
+  const options = { minChars: DEFAULT_BREAKER_CONFIG.minChars, embedder };
   try {
-    const observed = await observeConversations(set, server, { minChars: DEFAULT_BREAKER_CONFIG.minChars });
-    const looping = set.filter((c) => c.looping).length;
-    const turns = observed.reduce((n, o) => n + o.turns.length, 0);
-    console.log(
-      `${looping} looping, ${set.length - looping} healthy conversations, ${turns} streamed model turns`,
-    );
-    console.log(formatScores(scoreEvaluation(observed, { capUsd: 0.5 })));
+    const sets = [
+      {
+        set: 'tuning',
+        observed: await observeConversations(evaluationSet(), server, options),
+        targets: TARGET_DETECTOR,
+      },
+      {
+        set: 'held-out',
+        observed: await observeConversations(heldOutSet(), server, options),
+        targets: HELD_OUT_TARGET_DETECTOR,
+      },
+    ];
+    for (const s of sets) {
+      const looping = s.observed.filter((o) => o.conversation.looping).length;
+      const turns = s.observed.reduce((n, o) => n + o.turns.length, 0);
+      console.log(
+        `${s.set}: ${looping} looping, ${s.observed.length - looping} healthy, ${turns} streamed model turns`,
+      );
+    }
+    console.log(formatReport(sets, { capUsd: 0.5 }));
     if (process.argv.includes('--trips')) {
       const config = resolveBreakerConfig({ capUsd: 0.5 });
-      for (const o of observed) console.log(o.conversation.id, JSON.stringify(firstTrip(o, config) ?? null));
+      for (const s of sets)
+        for (const o of s.observed)
+          console.log(s.set, o.conversation.id, JSON.stringify(firstTrip(o, config) ?? null));
     }
   } finally {
     await server.close();

@@ -7,7 +7,7 @@ import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 
 const USAGE =
-  'jbx proxy [--port P] [--host H] [--upstream URL] [--tape-dir D] | jbx proxy --replay TAPE [--port P] [--json]';
+  'jbx proxy [--port P] [--host H] [--upstream URL] [--tape-dir D] [--cap-usd N | --no-breaker] | jbx proxy --replay TAPE [--port P] [--json]';
 
 function portOf(value: string | undefined): number {
   if (value === undefined) return 4020;
@@ -17,6 +17,23 @@ function portOf(value: string | undefined): number {
       `--port must be an integer from 0 to 65535, got ${JSON.stringify(value)}\nusage: ${USAGE}`,
     );
   return port;
+}
+
+/** The per-session breaker: on with the default cap, --cap-usd N for another, --no-breaker for none. */
+function breakerOf(
+  cap: string | undefined,
+  off: boolean | undefined,
+): { capUsd: number } | false | undefined {
+  if (off && cap !== undefined)
+    throw usageError(`--cap-usd and --no-breaker contradict each other\nusage: ${USAGE}`);
+  if (off) return false;
+  if (cap === undefined) return undefined;
+  const capUsd = Number(cap);
+  if (!(Number.isFinite(capUsd) && capUsd > 0))
+    throw usageError(
+      `--cap-usd must be a positive number of US dollars, got ${JSON.stringify(cap)}\nusage: ${USAGE}`,
+    );
+  return { capUsd };
 }
 
 function upstreamOf(value: string | undefined): string | undefined {
@@ -54,6 +71,8 @@ export const proxyCommand: CommandSpec = {
     upstream: { type: 'string' },
     'tape-dir': { type: 'string' },
     replay: { type: 'string' },
+    'cap-usd': { type: 'string' },
+    'no-breaker': { type: 'boolean' },
     json: { type: 'boolean' },
   },
   async run({ positionals, flags, out }) {
@@ -67,6 +86,12 @@ export const proxyCommand: CommandSpec = {
     const tapeDir = path.resolve((flags['tape-dir'] as string | undefined) ?? tapeDirFromEnv());
     const upstream = upstreamOf(flags.upstream as string | undefined);
     const port = portOf(flags.port as string | undefined);
+    const breaker = breakerOf(
+      flags['cap-usd'] as string | undefined,
+      flags['no-breaker'] as boolean | undefined,
+    );
+    if (replay !== undefined && breaker !== undefined)
+      throw usageError(`--replay spends nothing; it takes no --cap-usd or --no-breaker\nusage: ${USAGE}`);
     let proxy: RecordingProxy;
     try {
       proxy = await startProxy({
@@ -75,6 +100,7 @@ export const proxyCommand: CommandSpec = {
         upstream,
         tapeDir,
         replay,
+        ...(breaker !== undefined ? { breaker } : {}),
       });
     } catch (err) {
       // An unreadable replay tape is a damaged tape; a taken port is an operation that failed.

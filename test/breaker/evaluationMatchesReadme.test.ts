@@ -1,17 +1,21 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluationSet } from '../../agents/breakerEval/conversations';
+import { evaluationSet, TARGET_DETECTOR } from '../../agents/breakerEval/conversations';
 import {
-  formatScores,
+  type EvaluatedSet,
+  formatReport,
   type ObservedConversation,
   observeConversations,
-  scoreEvaluation,
 } from '../../agents/breakerEval/evaluate';
+import { HELD_OUT_TARGET_DETECTOR, heldOutSet } from '../../agents/breakerEval/heldOut';
 import { DEFAULT_BREAKER_CONFIG } from '../../breaker';
+import { LocalModelEmbedder } from '../../breaker/localEmbedder';
 import { type ModelServer, startModelServer } from '../../modelserver';
 
-const README = path.join(__dirname, '../../README.md');
+const ROOT = path.join(__dirname, '../..');
+const README = path.join(ROOT, 'README.md');
 
 function readmeTable(): string {
   const text = readFileSync(README, 'utf8');
@@ -22,30 +26,57 @@ function readmeTable(): string {
 
 describe('the breaker evaluation', () => {
   let server: ModelServer;
-  let observed: ObservedConversation[];
-  const set = evaluationSet();
+  let tuning: ObservedConversation[];
+  let heldOut: ObservedConversation[];
+  const sets = () =>
+    [
+      { set: 'tuning', observed: tuning, targets: TARGET_DETECTOR },
+      { set: 'held-out', observed: heldOut, targets: HELD_OUT_TARGET_DETECTOR },
+    ] satisfies EvaluatedSet[];
 
   beforeAll(async () => {
+    // The project's installer (a marker check once installed): the embedding rows need the real model.
+    const modelDir = execFileSync('bash', [path.join(ROOT, 'scripts/embedding-model.sh')], {
+      encoding: 'utf8',
+    }).trim();
+    const embedder = new LocalModelEmbedder(modelDir);
+    await embedder.load();
     server = await startModelServer({ script: { turns: [{ reply: { text: 'idle' } }] } });
-    observed = await observeConversations(set, server, { minChars: DEFAULT_BREAKER_CONFIG.minChars });
-  });
+    const options = { minChars: DEFAULT_BREAKER_CONFIG.minChars, embedder };
+    tuning = await observeConversations(evaluationSet(), server, options);
+    heldOut = await observeConversations(heldOutSet(), server, options);
+  }, 300_000);
   afterAll(() => server?.close());
 
-  it('has at least 20 looping and 20 healthy conversations, every turn served by the model server', () => {
-    expect(set.filter((c) => c.looping).length).toBeGreaterThanOrEqual(20);
-    expect(set.filter((c) => !c.looping).length).toBeGreaterThanOrEqual(20);
-    expect(set.filter((c) => !c.looping).every((c) => c.turns.length >= 16)).toBe(true);
-    expect(observed.map((o) => o.turns.length)).toEqual(set.map((c) => c.turns.length));
-    expect(observed.every((o) => o.turns.every((t) => t.spend.usd > 0))).toBe(true);
+  it('has at least 20 looping and 20 healthy conversations in each set, every turn served by the model server and embedded', () => {
+    for (const [set, observed] of [
+      [evaluationSet(), tuning],
+      [heldOutSet(), heldOut],
+    ] as const) {
+      expect(set.filter((c) => c.looping).length).toBeGreaterThanOrEqual(20);
+      expect(set.filter((c) => !c.looping).length).toBeGreaterThanOrEqual(20);
+      expect(set.filter((c) => !c.looping).every((c) => c.turns.length >= 16)).toBe(true);
+      expect(observed.map((o) => o.turns.length)).toEqual(set.map((c) => c.turns.length));
+      expect(observed.every((o) => o.turns.every((t) => t.spend.usd > 0))).toBe(true);
+      expect(observed.flatMap((o) => o.turns).filter((t) => t.features.degraded)).toEqual([]);
+    }
   });
 
-  it('produces exactly the precision/recall table the README states', () => {
-    const rows = scoreEvaluation(observed, { capUsd: 0.5 });
-    expect(readmeTable()).toBe(formatScores(rows));
+  it('the held-out set shares no loop kind, healthy kind or message with the tuning set', () => {
+    const kinds = new Set(evaluationSet().map((c) => c.kind));
+    expect(heldOutSet().filter((c) => kinds.has(c.kind))).toEqual([]);
+    const texts = new Set(evaluationSet().flatMap((c) => c.turns.map((t) => t.text)));
+    expect(heldOutSet().flatMap((c) => c.turns.filter((t) => texts.has(t.text)))).toEqual([]);
   });
 
-  it('depends on its thresholds: a stricter semantic threshold changes the figures', () => {
-    const loose = scoreEvaluation(observed, { capUsd: 0.5, semantic: { threshold: 0.3 } });
-    expect(formatScores(loose)).not.toBe(readmeTable());
+  it('produces exactly the precision/recall table the README states, tuning and held-out, n-grams and embeddings', () => {
+    expect(readmeTable()).toBe(formatReport(sets(), { capUsd: 0.5 }));
+  });
+
+  it('depends on its thresholds: other semantic thresholds change the figures', () => {
+    expect(formatReport(sets(), { capUsd: 0.5, semantic: { threshold: 0.3 } })).not.toBe(readmeTable());
+    expect(formatReport(sets(), { capUsd: 0.5, semantic: { embeddingThreshold: 0.9 } })).not.toBe(
+      readmeTable(),
+    );
   });
 });
