@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { resolveBreakerConfig } from '../../breaker/config';
 import { extractFeatures } from '../../breaker/extractFeatures';
 import type { MessageFeatures } from '../../breaker/features';
+import { LocalModelEmbedder } from '../../breaker/localEmbedder';
 import { LoopBreaker } from '../../breaker/loopBreaker';
 import { StreamGuard } from '../../breaker/streamGuard';
 import { LlmClient, localEndpoints } from '../../llm';
@@ -55,6 +56,23 @@ export const breakerSuite: BenchSuite = {
         'µs',
         'sha256 exact-repeat check',
         exactPeer,
+      ),
+    );
+    // The default semantic detector: the local sentence-embedding model (npm run bench installs it first).
+    const embedder = new LocalModelEmbedder();
+    await embedder.load();
+    const embedBreaker = new LoopBreaker(config);
+    const embedCost = await perOpAsync(300, async (i) => {
+      embedBreaker.observeMessage('a', await extractFeatures({ text: TEXT(i) }, config, { embedder }));
+    });
+    out.push(
+      result(
+        'breaker: per text message with the local embedding model (all-MiniLM-L6-v2 int8, 1 thread)',
+        embedCost / 1000,
+        'ms',
+        'one LLM step of 500 ms',
+        500,
+        'target ratio <= 0.01',
       ),
     );
     const codeBreaker = new LoopBreaker(config);
@@ -131,7 +149,8 @@ export const breakerSuite: BenchSuite = {
     );
 
     // One llm step streamed from the local model server (100 chunks, 5 ms apart, like a fast real API), with the
-    // breaker's work for that step (cost cap on each chunk, features and detectors on the reply) timed inside it.
+    // breaker's work for that step (cost cap on each chunk, features with the embedding and detectors on the
+    // reply) timed inside it.
     const reply = TEXT(7).repeat(12);
     const server = await startModelServer({
       script: {
@@ -157,7 +176,7 @@ export const breakerSuite: BenchSuite = {
           },
         });
         const s = performance.now();
-        b.observeMessage('a', await extractFeatures({ text: response.text }, config));
+        b.observeMessage('a', await extractFeatures({ text: response.text }, config, { embedder }));
         b.observeSpend('a', { startMs: t0, endMs: performance.now(), tokens: 1, usd: 1e-6 });
         inBreaker += performance.now() - s;
         if (i >= 2) {
