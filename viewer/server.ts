@@ -42,6 +42,8 @@ export interface ViewerOptions {
   /** Base URL of the Temporal Web UI, e.g. http://127.0.0.1:8233. */
   temporalUi?: string;
   namespace?: string;
+  /** Tape ids to read before listening, so the first page that opens them does not wait for the read. */
+  preload?: string[];
 }
 
 export interface Viewer {
@@ -85,6 +87,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const library = new TapeLibrary(dir, (h) => temporalRunUrl(ui, namespace, h.workflowId, h.runId));
   const catalog = new TapeCatalog({ dir });
   const files = staticFiles();
+  for (const id of options.preload ?? []) {
+    try {
+      library.run(id);
+    } catch (err) {
+      // The page says what is wrong with it when it is opened.
+      if (!(err instanceof TapeNotServedError)) throw err;
+    }
+  }
   let port = 0;
 
   const send = (

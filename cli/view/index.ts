@@ -72,6 +72,7 @@ export const viewCommand: CommandSpec = {
         port,
         temporalUi: `http://127.0.0.1:${temporal.uiPort}`,
         namespace: temporal.namespace,
+        preload: open ? [open] : [],
       });
     } catch (err) {
       if (err instanceof ViewerListenError) throw new ExitError(ExitCode.failed, err.message, err);
