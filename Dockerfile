@@ -1,17 +1,15 @@
 # Images of docker-compose.yml. Target `worker` (default): the Jukebox worker with what the Shadow Booth needs.
-# Target `objectstore`: SeaweedFS, the S3-compatible tape store, built from the same pin as the tests
-# (objectserver/build/go.mod), so compose and CI run one release.
+# Target `objectstore`: the Versity S3 Gateway, the S3-compatible tape store, at the release the tests pin
+# (objectserver/install.ts), so compose and CI run one server.
 
 FROM golang:1.26-bookworm AS objectstore-build
-WORKDIR /src
-COPY objectserver/build/go.mod objectserver/build/go.sum ./
-RUN go build -trimpath -o /weed github.com/seaweedfs/seaweedfs/weed
+RUN go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
 FROM debian:bookworm-slim AS objectstore
-COPY --from=objectstore-build /weed /usr/local/bin/weed
+COPY --from=objectstore-build /go/bin/versitygw /usr/local/bin/versitygw
 VOLUME /data
-EXPOSE 8333
-ENTRYPOINT ["weed"]
+EXPOSE 7070
+ENTRYPOINT ["versitygw"]
 
 FROM node:20-bookworm-slim AS worker
 # bubblewrap: the booth's shell sandbox (sandbox/shell); python3, make, g++: sqlite3's native build when no

@@ -1,9 +1,9 @@
 /**
- * A real S3-compatible object store for tests and scripts: SeaweedFS built from the Go module proxy at a
- * pinned release and run on 127.0.0.1, for the object tape store (recorder/objectStore.ts).
+ * A real S3-compatible object store for tests and scripts: the Versity S3 Gateway (versitygw), built from the
+ * Go module proxy at a pinned release and run on 127.0.0.1, for the object tape store (recorder/objectStore.ts).
  */
 export { ObjectServerError } from './errors';
-export { ensureSeaweedfs, SEAWEEDFS_MODULE, SEAWEEDFS_VERSION } from './install';
+export { ensureVersitygw, VERSITYGW_PACKAGE, VERSITYGW_VERSION } from './install';
 export {
   DEFAULT_S3_PORT,
   DEFAULT_TEST_BUCKET,

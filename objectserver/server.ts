@@ -1,7 +1,7 @@
 /**
- * SeaweedFS as the tests' S3-compatible object store: one `weed server` (master, volume, filer, S3 gateway) on
- * 127.0.0.1, data under `.jukebox/state/seaweedfs-<port>/`, detached with a pidfile so scripts and test runs
- * reuse it. Its S3 gateway checks SigV4 signatures against the one identity written to its config.
+ * The Versity S3 Gateway as the tests' S3-compatible object store: one `versitygw posix` process on 127.0.0.1
+ * storing buckets as folders under `.jukebox/state/versitygw-<port>/`, detached with a pidfile so scripts and
+ * test runs reuse it. It checks SigV4 signatures against its root credentials.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +14,7 @@ import { tailFile } from '../devserver/stateFiles';
 import { stderrLog } from '../devserver/temporalCli';
 import { ObjectBucket } from '../recorder/objectBucket';
 import { ObjectServerError } from './errors';
-import { ensureSeaweedfs } from './install';
+import { ensureVersitygw } from './install';
 
 export const DEFAULT_S3_PORT = 7833;
 /** Credentials of the test server's only identity; they guard nothing but a throwaway local store. */
@@ -39,22 +39,19 @@ export function objectServerPortFromEnv(env: NodeJS.ProcessEnv = process.env): n
   const text = env.JUKEBOX_S3_PORT?.trim() || String(DEFAULT_S3_PORT);
   const port = Number(text);
   if (!Number.isInteger(port) || port < 1 || port > 55535)
-    throw new ObjectServerError(
-      `JUKEBOX_S3_PORT is "${text}"; use a number from 1 to 55535 (port+10000 is used too)`,
-    );
+    throw new ObjectServerError(`JUKEBOX_S3_PORT is "${text}"; use a number from 1 to 55535`);
   return port;
 }
 
 export function objectServerFiles(projectRoot: string | undefined, port: number) {
   const { stateDir } = jukeboxPaths(projectRoot ?? defaultProjectRoot());
-  const root = path.join(stateDir, `seaweedfs-${port}`);
+  const root = path.join(stateDir, `versitygw-${port}`);
   return {
     stateDir,
     root,
     dataDir: path.join(root, 'data'),
-    configFile: path.join(root, 's3.json'),
-    logFile: path.join(root, 'weed.log'),
-    pidFile: path.join(root, 'weed.pid'),
+    logFile: path.join(root, 'versitygw.log'),
+    pidFile: path.join(root, 'versitygw.pid'),
   };
 }
 
@@ -103,53 +100,24 @@ export async function startObjectServer(
   fs.mkdirSync(files.dataDir, { recursive: true });
   return withFileLock(`${files.pidFile}.lock`, log, async () => {
     if (await answers(endpoint)) return handle(true, undefined, async () => {});
-    for (const p of [port, port + 1, port + 2, port + 3])
-      for (const q of [p, p + 10_000])
-        if (!(await isPortFree('127.0.0.1', q)))
-          throw new ObjectServerError(
-            `port ${q} on 127.0.0.1 is taken; set JUKEBOX_S3_PORT (the server uses port..port+3 and each +10000)`,
-          );
-    const weed = await ensureSeaweedfs({ projectRoot: options.projectRoot, log, env });
-    fs.writeFileSync(
-      files.configFile,
-      JSON.stringify({
-        identities: [
-          {
-            name: 'jukebox',
-            credentials: [
-              { accessKey: TEST_S3_CREDENTIALS.accessKeyId, secretKey: TEST_S3_CREDENTIALS.secretAccessKey },
-            ],
-            actions: ['Admin', 'Read', 'Write', 'List', 'Tagging'],
-          },
-        ],
-      }),
-    );
+    if (!(await isPortFree('127.0.0.1', port)))
+      throw new ObjectServerError(`port ${port} on 127.0.0.1 is taken; set JUKEBOX_S3_PORT to a free one`);
+    const binary = await ensureVersitygw({ projectRoot: options.projectRoot, log, env });
     const args = [
-      'server',
-      '-ip=127.0.0.1',
-      '-ip.bind=127.0.0.1',
-      `-dir=${files.dataDir}`,
-      `-master.port=${port + 1}`,
-      `-master.port.grpc=${port + 10_001}`,
-      '-master.volumeSizeLimitMB=64',
-      `-volume.port=${port + 2}`,
-      `-volume.port.grpc=${port + 10_002}`,
-      // Each bucket is a collection with volumes of its own: let their number follow the free disk.
-      '-volume.max=0',
-      '-filer',
-      `-filer.port=${port + 3}`,
-      `-filer.port.grpc=${port + 10_003}`,
-      '-s3',
-      `-s3.port=${port}`,
-      `-s3.port.grpc=${port + 10_000}`,
-      '-s3.port.iceberg=0',
-      '-s3.port.lance=0',
-      `-s3.config=${files.configFile}`,
+      '--port',
+      `127.0.0.1:${port}`,
+      '--access',
+      TEST_S3_CREDENTIALS.accessKeyId,
+      '--secret',
+      TEST_S3_CREDENTIALS.secretAccessKey,
+      '--quiet',
+      'posix',
+      files.dataDir,
     ];
-    log(`starting SeaweedFS S3 on ${endpoint} (data ${files.dataDir})`);
+    log(`starting versitygw S3 on ${endpoint} (data ${files.dataDir})`);
     const from = fs.existsSync(files.logFile) ? fs.statSync(files.logFile).size : 0;
     const fd = fs.openSync(files.logFile, 'a');
-    const child = spawn(weed, args, { env, stdio: ['ignore', fd, fd], detached: true });
+    const child = spawn(binary, args, { env, stdio: ['ignore', fd, fd], detached: true });
     fs.closeSync(fd);
     child.unref();
     const pid = child.pid;
@@ -168,10 +136,10 @@ export async function startObjectServer(
       for (;;) {
         if (child.exitCode !== null || child.signalCode !== null)
           throw new ObjectServerError(
-            `SeaweedFS exited (${child.exitCode ?? child.signalCode}) before S3 answered: ${tailFile(files.logFile, from, 10).join(' | ')}`,
+            `versitygw exited (${child.exitCode ?? child.signalCode}) before S3 answered: ${tailFile(files.logFile, from, 10).join(' | ')}`,
             files.logFile,
           );
-        // Ready means a signed request succeeds end to end (S3 gateway, filer, volume): creating the bucket.
+        // Ready means a signed request succeeds end to end: creating the bucket.
         const ok = await probe.createBucket().then(
           () => true,
           () => false,
@@ -180,7 +148,7 @@ export async function startObjectServer(
         if (Date.now() > deadline) {
           await stop();
           throw new ObjectServerError(
-            `SeaweedFS S3 did not answer on ${endpoint} within ${timeoutMs} ms`,
+            `versitygw did not answer on ${endpoint} within ${timeoutMs} ms`,
             files.logFile,
           );
         }
@@ -200,14 +168,14 @@ export async function stopObjectServer(
   const files = objectServerFiles(options.projectRoot, objectServerPortFromEnv(options.env));
   const pid = Number(fs.existsSync(files.pidFile) ? fs.readFileSync(files.pidFile, 'utf8').trim() : 0) || 0;
   fs.rmSync(files.pidFile, { force: true });
-  if (pid <= 0 || !isAlive(pid) || !isWeed(pid)) return false;
+  if (pid <= 0 || !isAlive(pid) || !isVersitygw(pid)) return false;
   await terminatePid(pid);
   return true;
 }
 
-function isWeed(pid: number): boolean {
+function isVersitygw(pid: number): boolean {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('-s3.config=');
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('versitygw');
   } catch {
     return false;
   }
@@ -218,7 +186,7 @@ async function answers(endpoint: string): Promise<boolean> {
   try {
     const res = await fetch(endpoint, { signal: AbortSignal.timeout(1_500) });
     await res.arrayBuffer();
-    return res.status < 500 && (res.headers.get('server') ?? '').toLowerCase().includes('seaweed');
+    return res.status < 500 && (res.headers.get('server') ?? '').toUpperCase().includes('VERSITYGW');
   } catch {
     return false;
   }

@@ -1,5 +1,5 @@
 /**
- * The few S3 operations the object tape store needs, on any S3-compatible server (AWS S3, MinIO, SeaweedFS):
+ * The few S3 operations the object tape store needs, on any S3-compatible server (AWS S3, MinIO, SeaweedFS, versitygw):
  * create-if-absent (`If-None-Match: *`, the store's only concurrency primitive), get, and ordered listing.
  */
 import {

@@ -1,8 +1,8 @@
 /**
- * The S3-compatible test server (objectserver/, SeaweedFS): `tsx scripts/object-store.ts install|start|stop`.
+ * The S3-compatible test server (objectserver/, versitygw): `tsx scripts/object-store.ts install|start|stop`.
  * S3 on http://127.0.0.1:$JUKEBOX_S3_PORT (default 7833).
  */
-import { ensureSeaweedfs, SEAWEEDFS_VERSION, startObjectServer, stopObjectServer } from '../objectserver';
+import { ensureVersitygw, startObjectServer, stopObjectServer, VERSITYGW_VERSION } from '../objectserver';
 import { ObjectBucket, objectStoreConfigFromEnv } from '../recorder';
 import { runScript } from './runScript';
 
@@ -12,21 +12,21 @@ async function main(action: string | undefined): Promise<number> {
   switch (action) {
     case 'install': {
       const started = Date.now();
-      const weed = await ensureSeaweedfs();
+      const binary = await ensureVersitygw();
       console.log(
-        `SeaweedFS ${SEAWEEDFS_VERSION}: ${weed} (ready in ${Math.round((Date.now() - started) / 1000)} s)`,
+        `versitygw ${VERSITYGW_VERSION}: ${binary} (ready in ${Math.round((Date.now() - started) / 1000)} s)`,
       );
       return 0;
     }
     case 'start': {
       const s = await startObjectServer();
-      console.log(s.reused ? `S3 already answers on ${s.endpoint}` : `SeaweedFS started (pid ${s.pid})`);
+      console.log(s.reused ? `S3 already answers on ${s.endpoint}` : `versitygw started (pid ${s.pid})`);
       for (const [k, v] of Object.entries(s.workerEnv())) console.log(`${k}=${v}`);
       console.log(`log: ${s.logFile}`);
       return 0;
     }
     case 'stop': {
-      console.log((await stopObjectServer()) ? 'stopped SeaweedFS' : 'no SeaweedFS of ours was running');
+      console.log((await stopObjectServer()) ? 'stopped versitygw' : 'no versitygw of ours was running');
       return 0;
     }
     case 'create-bucket': {

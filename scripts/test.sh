@@ -13,8 +13,8 @@ npx biome check .
 echo "== Temporal CLI"
 npx tsx scripts/temporal.ts install
 # Built from the Go module proxy like the CLI (cached under .jukebox/bin): the Temporal server and schema tool
-# behind the `postgres` test project, and SeaweedFS, the S3-compatible server of the object tape store tests.
-echo "== Temporal server on PostgreSQL, SeaweedFS"
+# behind the `postgres` test project, and versitygw, the S3-compatible server of the object tape store tests.
+echo "== Temporal server on PostgreSQL, S3 gateway"
 npx tsx scripts/temporal-postgres.ts install
 npx tsx scripts/object-store.ts install
 npx tsx scripts/jaeger.ts install

@@ -1,5 +1,5 @@
 /**
- * The tape store under load: steps recorded through the object store (SeaweedFS, the S3-compatible server
+ * The tape store under load: steps recorded through the object store (versitygw, the S3-compatible server
  * the tests use, on this machine) against the local folder, in the same run; and how a 1,000-step and a
  * 10,000-step run's tape write and read back for replay, to show both grow linearly with the steps.
  *
@@ -82,7 +82,7 @@ export const tapeStoreSuite: BenchSuite = {
       const objectMs = await timed(() => recordSteps(o, runOf('object'), THROUGHPUT_STEPS));
       const rows = [
         result(
-          `tape append, object store (SeaweedFS S3), ${THROUGHPUT_STEPS} steps`,
+          `tape append, object store (versitygw S3), ${THROUGHPUT_STEPS} steps`,
           (THROUGHPUT_STEPS / objectMs) * 1000,
           'steps/s',
           'local folder, fsync per step',

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { TEMPORAL_CLI_VERSION } from '../../devserver';
-import { SEAWEEDFS_MODULE, SEAWEEDFS_VERSION } from '../../objectserver';
+import { VERSITYGW_PACKAGE, VERSITYGW_VERSION } from '../../objectserver';
 import { DEFAULT_PG_TEMPORAL_ADDRESS, TEMPORAL_SERVER_VERSION } from '../../temporalserver';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -73,11 +73,21 @@ describe('docker-compose.yml and the Dockerfile', () => {
     expect(node?.[1]).toBe(process.versions.node.split('.')[0]);
     expect(JSON.parse(read('package.json')).engines.node).toMatch(new RegExp(`^>=${node?.[1]}\\b`));
 
-    // SeaweedFS: compose builds it from the module the tests build from, whose Go it needs.
-    const buildMod = read('objectserver/build/go.mod');
-    expect(buildMod).toMatch(new RegExp(`^\\s*${SEAWEEDFS_MODULE} ${SEAWEEDFS_VERSION}\\b`, 'm'));
-    const go = /^FROM golang:(\d+\.\d+)-\w+ AS objectstore-build$/m.exec(dockerfile)?.[1];
-    expect(buildMod).toMatch(new RegExp(`^go ${go!.replace('.', '\\.')}(\\.\\d+)?$`, 'm'));
+    // The S3 gateway: compose builds the release the tests install, with a Go its module accepts.
+    expect(dockerfile).toContain(`RUN go install ${VERSITYGW_PACKAGE}@${VERSITYGW_VERSION}\n`);
+    const gwMod = spawnSync(
+      'go',
+      ['mod', 'download', '-json', `github.com/versity/versitygw@${VERSITYGW_VERSION}`],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(gwMod.status).toBe(0);
+    const needs = /^go (\d+)\.(\d+)/m.exec(readFileSync(JSON.parse(gwMod.stdout).GoMod, 'utf8'))!;
+    const go = /^FROM golang:(\d+)\.(\d+)-\w+ AS objectstore-build$/m.exec(dockerfile)!;
+    expect(Number(go[1]) * 100 + Number(go[2])).toBeGreaterThanOrEqual(
+      Number(needs[1]) * 100 + Number(needs[2]),
+    );
     expect(compose.services.objectstore!.build).toEqual({ context: '.', target: 'objectstore' });
 
     // The Temporal-on-PostgreSQL test project and the server module agree on the default address.
@@ -128,19 +138,31 @@ describe('docker-compose.yml and the Dockerfile', () => {
     }
   });
 
-  it('starts SeaweedFS with flags the pinned weed accepts', () => {
-    const weed = path.join(ROOT, '.jukebox/bin', `seaweedfs-${SEAWEEDFS_VERSION}`, 'weed');
-    // scripts/test.sh builds it before vitest runs.
-    expect(existsSync(weed)).toBe(true);
-    const help = spawnSync(weed, ['server', '-h'], { encoding: 'utf8' });
-    const known = new Set([...`${help.stdout}${help.stderr}`.matchAll(/^\s+-([\w.]+)/gm)].map((m) => m[1]));
+  it('starts the S3 gateway with flags and a backend the pinned versitygw accepts', () => {
+    const binary = path.join(ROOT, '.jukebox/bin', `versitygw-${VERSITYGW_VERSION}`, 'versitygw');
+    // scripts/test.sh installs it before vitest runs.
+    expect(existsSync(binary)).toBe(true);
+    const flagsOf = (args: string[]) => {
+      const help = spawnSync(binary, [...args, '--help'], { encoding: 'utf8' });
+      return new Set([...`${help.stdout}${help.stderr}`.matchAll(/^\s+--([\w-]+)/gm)].map((m) => m[1]));
+    };
     const command = compose.services.objectstore!.command!;
-    expect(command[0]).toBe('server');
-    const unknown = command
-      .slice(1)
-      .map((a) => /^-([\w.]+)/.exec(a)?.[1])
-      .filter((f) => !f || !known.has(f));
+    const backend = command.findIndex((a, i) => !a.startsWith('-') && !command[i - 1]?.startsWith('--'));
+    expect(command[backend]).toBe('posix');
+    const unknown = [
+      ...command.slice(0, backend).filter((a) => a.startsWith('--') && !flagsOf([]).has(a.slice(2))),
+      ...command.slice(backend + 1).filter((a) => a.startsWith('--') && !flagsOf(['posix']).has(a.slice(2))),
+    ];
     expect(unknown).toEqual([]);
+    expect(flagsOf([]).has('port')).toBe(true);
+    // Its credentials come from the variables versitygw reads for its root account.
+    expect(Object.keys(compose.services.objectstore!.environment!)).toEqual([
+      'ROOT_ACCESS_KEY_ID',
+      'ROOT_SECRET_ACCESS_KEY',
+    ]);
+    const help = spawnSync(binary, ['--help'], { encoding: 'utf8' }).stdout;
+    expect(help).toContain('$ROOT_ACCESS_KEY_ID');
+    expect(help).toContain('$ROOT_SECRET_ACCESS_KEY');
   });
 
   it('is a valid compose file for `docker compose config` where Docker Compose is installed', () => {

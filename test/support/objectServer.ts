@@ -1,4 +1,4 @@
-/** The suite's real S3-compatible server (SeaweedFS, objectserver/): started once, reused by later files. */
+/** The suite's real S3-compatible server (versitygw, objectserver/): started once, reused by later files. */
 import { type ObjectServerHandle, startObjectServer } from '../../objectserver';
 
 export async function objectServer(): Promise<ObjectServerHandle> {
