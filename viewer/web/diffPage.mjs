@@ -1,6 +1,6 @@
 // Two runs side by side: the step alignment of diff/ (weighted LCS, so inserted and removed steps re-align),
 // changed fields highlighted, the first divergence marked and scrolled to.
-import { api, clear, errorBox, h, money, text } from './dom.mjs';
+import { api, clear, cls, errorBox, h, money, text } from './dom.mjs';
 
 const FIELDS = ['provider', 'system', 'prompt', 'args', 'output', 'error', 'tokens', 'cost', 'effects'];
 const MARK = { same: '=', changed: '≠', removed: '−', inserted: '+' };
@@ -97,7 +97,7 @@ function side(s, label, id) {
     h(
       'div.sum',
       `${s.steps} steps · ${s.tokens.input} in / ${s.tokens.output} out tokens · cost ${money(s.cost)} · `,
-      h(`span.badge.${s.outcome}`, s.outcome),
+      h(`span.badge.${cls(s.outcome)}`, s.outcome),
     ),
     s.parent ? h('div.sum', `fork of ${s.parent.tapeId} at step ${s.parent.forkStep}`) : null,
     s.result !== undefined ? h('div.sum.result', 'result: ', text(s.result)) : null,

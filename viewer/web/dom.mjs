@@ -43,6 +43,11 @@ export function safeHref(href) {
   }
 }
 
+/** A tape value made safe to use as a class name in an `h()` spec (no `.` or `#` that would add classes or an id). */
+export function cls(v) {
+  return String(v).replace(/[^\w-]/g, '-') || '-';
+}
+
 export function clear(el, ...children) {
   el.replaceChildren();
   append(el, children);

@@ -1,6 +1,6 @@
 // The recordings list: what `jbx ls` shows, with its filters (outcome, since, workflow, sort, limit) kept in
 // the URL so a filtered list can be bookmarked, and two runs picked for comparison.
-import { api, bytes, clear, errorBox, h, money, when } from './dom.mjs';
+import { api, bytes, clear, cls, errorBox, h, money, when } from './dom.mjs';
 
 const OUTCOMES = ['completed', 'failed', 'cancelled', 'running', 'tripped', 'damaged'];
 const FILTERS = ['outcome', 'since', 'workflow', 'sort', 'limit'];
@@ -41,7 +41,7 @@ export async function renderList(root, params) {
       h('td.num', r.frames),
       h(
         'td',
-        h(`span.badge.${r.outcome}`, r.outcome),
+        h(`span.badge.${cls(r.outcome)}`, r.outcome),
         r.tripped ? h('span.badge.tripped', 'breaker') : null,
         r.problem ? h('div.problem', r.problem) : null,
       ),

@@ -1,6 +1,6 @@
 // One run: its header and verification status, the timeline of steps (kind, timing bar, tokens, cost, effect
 // marks), and the selected step's panel.
-import { api, bytes, clear, errorBox, h, money, ms, when } from './dom.mjs';
+import { api, bytes, clear, cls, errorBox, h, money, ms, when } from './dom.mjs';
 import { stepPanel } from './stepPanel.mjs';
 
 let current = null; // { id, run, rowsEl, panel, selected }
@@ -188,7 +188,7 @@ function build(root, id, run) {
   const outcome = run.outcome
     ? h(
         'span',
-        h(`span.badge.${run.outcome.status}`, run.outcome.status),
+        h(`span.badge.${cls(run.outcome.status)}`, run.outcome.status),
         run.outcome.error
           ? h('span.oerr', ` ${run.outcome.error.message ?? JSON.stringify(run.outcome.error)}`)
           : null,
