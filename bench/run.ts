@@ -12,10 +12,12 @@ import { shadowBoothSuite } from './suites/shadowBooth';
 import { stepCheckpointSuite } from './suites/stepCheckpoint';
 import { tapeFormatSuite } from './suites/tapeFormat';
 import { tapeListingSuite } from './suites/tapeListing';
+import { tapeStoreSuite } from './suites/tapeStore';
 import { viewerSuite } from './suites/viewer';
 
 const suites = [
   tapeFormatSuite,
+  tapeStoreSuite,
   e2eRunSuite,
   recordingSuite,
   shadowBoothSuite,

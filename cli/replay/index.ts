@@ -27,7 +27,7 @@ import { bundleAgentWorkflows } from '../../runtime/workflowBundle';
 import { TapeError } from '../../tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
-import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
+import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
 import { replayBundle } from './bundle';
 import { renderReplayReport } from './render';
 
@@ -89,7 +89,7 @@ export const replayCommand: CommandSpec = {
     'skip-code-check': { type: 'boolean' },
   },
   async run({ positionals, flags, out }) {
-    const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    const file = await resolveStoredTape(positionals[0], flags.dir as string | undefined, USAGE);
     // A .jbxb bug report carries its own workflow code and history: no project or server needed.
     if (isBundleFile(file)) return replayBundle(file, flags.temporal === true, out);
     const timeline = readTimelineOrExit(file);

@@ -5,7 +5,7 @@ import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
 import { verifyBundle } from './bundle';
 import { createProgress, mib } from './progress';
-import { headerFailure, resolveTapePath } from './tapeArgument';
+import { headerFailure, resolveStoredTape } from './tapeArgument';
 
 const USAGE = 'jbx verify TAPE|BUNDLE.jbxb [--dir D] [--json]';
 
@@ -15,7 +15,7 @@ export const verifyCommand: CommandSpec = {
   usage: USAGE,
   options: { json: { type: 'boolean' }, dir: { type: 'string' } },
   async run({ positionals, flags, out }) {
-    const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    const file = await resolveStoredTape(positionals[0], flags.dir as string | undefined, USAGE);
     if (isBundleFile(file)) return verifyBundle(file, out);
     const name = path.basename(file);
     // A first streaming pass reports progress on big tapes; verifyTape then builds the full report.
