@@ -66,8 +66,8 @@ export function createStepActivities(deps: StepActivityDeps) {
       await tape?.llmRequest(input.request);
       // The SDK sends a step's first heartbeat at once (it throttles only later ones), and the server writes each
       // one to the run's state: a write per model step that finishes in milliseconds. A step heartbeats once it
-      // has run a quarter of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
-      const quietUntil = performance.now() + Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 0) / 4);
+      // has run a tenth of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
+      const quietUntil = performance.now() + Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 0) / 10);
       const response = await guardStream(
         input.budget,
         input.request,
