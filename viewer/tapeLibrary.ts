@@ -3,7 +3,7 @@
  * would leave the folder (separators, `..`, a symlink pointing elsewhere) are refused. Read tapes are kept
  * while their size and modification time are unchanged, so clicking around a run reads it once.
  */
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { diffTimelines, type TimelineDiff } from '../diff';
 import type { Timeline } from '../replay/timeline';
@@ -29,6 +29,7 @@ interface Loaded {
 }
 
 const MAX_CACHED = 8;
+const WHOLE_FILE_MAX = 256 * 1024 * 1024;
 
 export class TapeLibrary {
   readonly dir: string;
@@ -88,7 +89,12 @@ export class TapeLibrary {
     }
     let loaded: Loaded;
     try {
-      const tape = readTape(file, { recover: true });
+      // One read of the whole file instead of two reads per frame (a 2,000-step tape has ~17,000 frames); a
+      // tape too big to hold twice is read frame by frame from the file.
+      const tape = readTape(st.size <= WHOLE_FILE_MAX ? readFileSync(file) : file, {
+        recover: true,
+        name: file,
+      });
       loaded = { key, tape, run: buildRunView(id, file, st.size, tape) };
     } catch (err) {
       if (!(err instanceof TapeError)) throw err;
