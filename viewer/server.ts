@@ -165,7 +165,16 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     }
     if (url.pathname.startsWith('/api/')) {
       try {
-        return json(res, 200, await api(url), head);
+        const t0 = performance.now();
+        const value = await api(url);
+        const t1 = performance.now();
+        const body = JSON.stringify(value);
+        // Where an answer's time went (reading and verifying a tape, then JSON), for devtools and the bench.
+        res.setHeader(
+          'server-timing',
+          `api;dur=${(t1 - t0).toFixed(1)}, json;dur=${(performance.now() - t1).toFixed(1)}`,
+        );
+        return send(res, 200, 'application/json; charset=utf-8', body, head);
       } catch (err) {
         if (err instanceof TapeNotServedError) return json(res, err.status, { error: err.message }, head);
         if (err instanceof CatalogQueryError) return json(res, 400, { error: err.message }, head);

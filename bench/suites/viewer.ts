@@ -4,14 +4,13 @@
  * Peers measured in the same run: Chromium opening the run's plain JSON from the same server (the data alone,
  * no page), and `jbx show` printing the same tape in a terminal (a fresh process, as a person runs it).
  */
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { LlmRequest, LlmResponse } from '../../llm/types';
 import { TapeRecorder } from '../../recorder';
-import { startViewer } from '../../viewer';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const STEPS = 2_000;
@@ -104,6 +103,32 @@ export async function writeLongRun(dir: string, steps = STEPS): Promise<string> 
   return file;
 }
 
+const BIN = path.join(__dirname, '../../cli/bin.js');
+
+/**
+ * The real `jbx view` in its own process, as a person runs it: a server inside the bench process would make
+ * Playwright's client wait whenever the server reads a tape, and count that as page time.
+ */
+function startJbxView(dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [BIN, 'view', dir, '--port', '0', '--json'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      try {
+        resolve({ url: (JSON.parse(out) as { url: string }).url, child });
+      } catch {}
+    });
+    child.stderr!.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) => reject(new Error(`jbx view exited ${code}: ${err}`)));
+  });
+}
+
 export const viewerSuite: BenchSuite = {
   name: 'viewer',
   async run(): Promise<BenchResult[]> {
@@ -112,10 +137,11 @@ export const viewerSuite: BenchSuite = {
     const file = await writeLongRun(dir);
     process.stderr.write('bench viewer: opening it in Chromium...\n');
     const id = path.basename(file, '.jbx');
-    const viewer = await startViewer({ dir });
+    const viewer = await startJbxView(dir);
     const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+      let phases: number[][] = [];
       const openRun = async (cold: boolean) => {
         // A new modification time makes the server read and verify the tape again, as on a first open.
         if (cold) utimesSync(file, new Date(), new Date(Date.now() + Math.random() * 1000));
@@ -125,6 +151,15 @@ export const viewerSuite: BenchSuite = {
         // A selector, not a predicate: the page's Content-Security-Policy forbids evaluating strings in it.
         await page.waitForSelector(`ol.timeline li.row:nth-child(${STEPS})`, { state: 'attached' });
         const took = performance.now() - t0;
+        // Where the time went, from the page's own clock: the run's answer (and the server's share of it), then
+        // the rows built.
+        phases.push(
+          (await page.evaluate(`(() => {
+            const r = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/api/runs/${id}'));
+            const api = r?.serverTiming?.find((t) => t.name === 'api')?.duration ?? NaN;
+            return [api, r ? r.responseEnd : NaN, performance.getEntriesByName('jbx:run-built')[0]?.startTime ?? NaN];
+          })()`)) as number[],
+        );
         // The page then lists the folder for related-run links (the catalog re-reads a changed tape): let that
         // finish outside the timing, so it does not delay the next open.
         await page.waitForLoadState('networkidle');
@@ -146,13 +181,21 @@ export const viewerSuite: BenchSuite = {
       await page.goto(`${viewer.url}#/run/${id}`);
       await page.waitForSelector('ol.timeline li.row', { state: 'attached' });
       const rows = await page.locator('ol.timeline li.row').count();
+      const phaseNote = () => {
+        const m = (k: number) => median(phases.map((p) => p[k]!)).toFixed(0);
+        const note = `median: server ${m(0)} ms to read and answer, run data in the page at ${m(1)} ms, rows built at ${m(2)} ms`;
+        phases = [];
+        return note;
+      };
       const coldMs = await sample(() => openRun(true));
+      const coldPhases = phaseNote();
       const warmMs = await sample(() => openRun(false));
+      const warmPhases = phaseNote();
       const jsonColdMs = await sample(() => openJson(true));
       const jsonWarmMs = await sample(() => openJson(false));
       const showMs = await sample(async () => {
         const t0 = performance.now();
-        const r = spawnSync(process.execPath, [path.join(__dirname, '../../cli/bin.js'), 'show', file], {
+        const r = spawnSync(process.execPath, [BIN, 'show', file], {
           stdio: ['ignore', 'ignore', 'pipe'],
         });
         if (r.status !== 0) throw new Error(`jbx show failed: ${r.stderr}`);
@@ -166,7 +209,7 @@ export const viewerSuite: BenchSuite = {
           'ms',
           'Chromium opening the run as plain JSON (tape read, no page)',
           jsonColdMs,
-          note,
+          `${note}; ${coldPhases}`,
         ),
         result(
           'jbx view: open a 2,000-step run in Chromium (tape read + render)',
@@ -174,7 +217,7 @@ export const viewerSuite: BenchSuite = {
           'ms',
           'jbx show TAPE in a terminal (new process)',
           showMs,
-          note,
+          `${note}; ${coldPhases}`,
         ),
         result(
           'jbx view: reopen the same run (tape cached by the server)',
@@ -182,12 +225,14 @@ export const viewerSuite: BenchSuite = {
           'ms',
           'Chromium opening the cached run as plain JSON',
           jsonWarmMs,
-          note,
+          `${note}; ${warmPhases}`,
         ),
       ];
     } finally {
       await browser.close();
-      await viewer.close();
+      const stopped = new Promise((r) => viewer.child.on('close', r));
+      viewer.child.kill('SIGTERM');
+      await stopped;
       rmSync(dir, { recursive: true, force: true });
     }
   },
