@@ -26,8 +26,11 @@ export async function atomicWrite(
   data: Uint8Array | string,
   mode = 0o644,
   tmpName?: string,
-  /** false: atomic (never torn, a killed process leaves old or new) but not durable across a power loss. */
-  sync = true,
+  /**
+   * false: atomic (never torn, a killed process leaves old or new) but not durable across a power loss;
+   * 'data': the bytes are fsynced, the directory entry is left for the caller to fsync once for many files.
+   */
+  sync: boolean | 'data' = true,
 ): Promise<void> {
   const dir = path.dirname(target);
   const tmp = path.join(dir, tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
@@ -41,7 +44,7 @@ export async function atomicWrite(
     await fh.close();
   }
   await fs.rename(tmp, target);
-  if (sync) await fsyncDir(dir);
+  if (sync === true) await fsyncDir(dir);
 }
 
 export async function atomicWriteJson(target: string, value: unknown, sync = true): Promise<void> {

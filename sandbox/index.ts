@@ -4,7 +4,8 @@
  * commit (docs/shadow-booth.md); shell commands in a bubblewrap sandbox whose writes become staged changes
  * (`StagedShell`, sandbox/shell/); SQL through knex against a shadow with a checked, idempotent, compensable
  * commit (`StagedSql`, sandbox/sql/); MCP tool calls escrowed until commit (`McpEscrow`, sandbox/mcp/);
- * verifiers and policy gates over the change set; and `ShadowBooth`, one run's booth composing them.
+ * verifiers and policy gates over the change set; and `ShadowBooth`, one run's booth composing them, whose
+ * tool steps stage exactly once (step checkpoints, sandbox/stepCheckpoint.ts).
  */
 export {
   CommitConflictError,
@@ -69,6 +70,7 @@ export {
   type StagedWorkspaceOptions,
   type WorkspaceStat,
 } from './stagedWorkspace';
+export type { BoothStep, StepCheckpoint, StepStaging } from './stepCheckpoint';
 export {
   type BoothChangeSet,
   filesOnlyUnder,

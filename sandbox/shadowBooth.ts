@@ -327,6 +327,7 @@ export class ShadowBooth {
     // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
     if (options.flushTape !== false) await currentActivityTape()?.flushEffects('the step staging');
     await this.runtime.faultPoint('step:staged');
+    if (files !== null) await this.files.workspace.syncBlobs();
     const cp: StepCheckpoint = {
       format: CHECKPOINT_FORMAT,
       step: step.id,

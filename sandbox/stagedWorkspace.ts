@@ -20,7 +20,7 @@ import {
   writeJournal,
 } from './commit';
 import { isText, unifiedDiff } from './diff';
-import { atomicWrite, lstatOrNull, sha256 } from './durable';
+import { atomicWrite, fsyncDir, lstatOrNull, sha256 } from './durable';
 import { byRel, removeAt, summarize } from './entryChanges';
 import {
   CommitConflictError,
@@ -742,8 +742,16 @@ export class StagedWorkspace {
     const hash = sha256(data);
     await this.ensureStaging();
     const file = path.join(this.stagingDir, BLOBS_DIR, hash);
-    if ((await lstatOrNull(file)) === null) await atomicWrite(file, data, 0o600);
+    // A step layer's blobs share one directory fsync, at its checkpoint (syncBlobs).
+    if ((await lstatOrNull(file)) === null)
+      await atomicWrite(file, data, 0o600, undefined, this.layer !== null ? 'data' : true);
     return hash;
+  }
+
+  /** Makes the names of blobs a step layer wrote durable: one directory fsync before the step's checkpoint. */
+  async syncBlobs(): Promise<void> {
+    if ((await lstatOrNull(path.join(this.stagingDir, BLOBS_DIR))) !== null)
+      await fsyncDir(path.join(this.stagingDir, BLOBS_DIR));
   }
 
   private async putFile(

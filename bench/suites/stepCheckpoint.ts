@@ -75,7 +75,7 @@ export const stepCheckpointSuite: BenchSuite = {
       ] as const) {
         const runtime = await world(path.join(base, label.replace(/\W+/g, '-')));
         try {
-          const m = await measure(runtime, tool, 50);
+          const m = await measure(runtime, tool, 100);
           out.push(
             result(
               `tool step with checkpoint, ${label}`,

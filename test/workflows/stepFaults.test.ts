@@ -143,6 +143,6 @@ describe('a tool step killed at every point stages each effect exactly once', ()
         t.steps.map((s) => appends(s.effects).map((e) => (e.payload as { attempt: number }).attempt)),
       ).toEqual(results.map((r) => [r.staging.attempt]));
     },
-    300_000,
+    480_000,
   );
 });
