@@ -27,14 +27,18 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'dev-server', include: ['test/**/*.test.ts'], globalSetup: ['test/globalSetup.ts'] },
+        test: {
+          name: 'dev-server',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['test/globalSetup.ts', 'test/objectServerGlobalSetup.ts'],
+        },
       },
       {
         extends: true,
         test: {
           name: 'postgres',
           include: POSTGRES_SUITES,
-          globalSetup: ['test/postgresGlobalSetup.ts'],
+          globalSetup: ['test/postgresGlobalSetup.ts', 'test/objectServerGlobalSetup.ts'],
           env: { JUKEBOX_TEMPORAL_ADDRESS: PG_TEMPORAL_ADDRESS },
         },
       },
