@@ -51,8 +51,16 @@ export interface Manifest {
   format: typeof MANIFEST_FORMAT;
   root: string;
   entries: Record<string, Entry>;
-  /** Step layers already merged into `entries` (by step id), so merging one again changes nothing. */
-  steps?: string[];
+  /**
+   * Tool steps whose staging is merged into `entries`, by step id, with the attempt that staged it and the
+   * tool's result: the step checkpoint (sandbox/stepCheckpoint.ts). Merging one again changes nothing.
+   */
+  steps?: Record<string, StepRecord>;
+}
+
+export interface StepRecord {
+  attempt: number;
+  result: unknown;
 }
 
 export const LAYER_FORMAT = 'jukebox-staging-layer/1';

@@ -19,13 +19,10 @@ import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } f
 import {
   type BoothStep,
   CHECKPOINT_FORMAT,
-  ensureStepsDir,
   markAttempt,
   previousAttempt,
-  readCheckpoint,
   type StepCheckpoint,
   type StepStaging,
-  writeCheckpoint,
 } from './stepCheckpoint';
 import type { BoothChangeSet, Gate } from './verifiers';
 
@@ -125,11 +122,6 @@ export function crashAtFromEnv(env: NodeJS.ProcessEnv = process.env): FaultHook 
 /** A tool step's pending area inside its run's folder (not durable: a retry throws it away). */
 function stepDirOf(runDir: string, stepId: string): string {
   return path.join(runDir, 'steps', folderName(stepId));
-}
-
-/** A tool step's checkpoint, beside the pending areas (the steps folder is created durably once). */
-function checkpointFileOf(runDir: string, stepId: string): string {
-  return path.join(runDir, 'steps', `${folderName(stepId)}.json`);
 }
 
 function folderName(id: string): string {
@@ -262,10 +254,7 @@ export class ShadowBooth {
       faultPoint: (point) => fault(`files:${point}`),
       ...(step ? { layerDir: path.join(stepDirOf(dir, step.id), 'files') } : {}),
     });
-    const booth = new ShadowBooth(runtime, dir, workspace, step ?? null);
-    // A merge a power loss took back is redone; the booth then opens again on the merged staging.
-    if (await booth.settleCheckpoints()) return ShadowBooth.open(runtime, dir, step);
-    return booth;
+    return new ShadowBooth(runtime, dir, workspace, step ?? null);
   }
 
   static async openStep(
@@ -274,34 +263,44 @@ export class ShadowBooth {
     step: BoothStep,
   ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
     const stepDir = stepDirOf(dir, step.id);
-    let reused = await readCheckpoint(checkpointFileOf(dir, step.id));
+    const booth = await ShadowBooth.open(runtime, dir, step);
+    const record = booth.files.workspace.stepRecord(step.id);
+    let reused: StepCheckpoint | null =
+      record === null
+        ? null
+        : {
+            format: CHECKPOINT_FORMAT,
+            step: step.id,
+            attempt: record.attempt,
+            result: record.result,
+            files: null,
+            mcp: null,
+          };
     const before = await previousAttempt(stepDir);
     const sqlUsed = runtime.sqlOptions !== null && (await lstatOrNull(path.join(dir, 'sql'))) !== null;
-    // Only a retry can find a step whose statements committed on the shadow but whose checkpoint file was not
-    // written yet (killed in between): the shadow's checkpoint row, which holds the whole checkpoint, counts.
+    // Only a retry can find a step whose statements committed on the shadow with the checkpoint row but whose
+    // manifest checkpoint was not written yet (killed in between): the row, which holds it all, counts.
     if (reused === null && before !== null && sqlUsed) {
       const sql = await StagedSql.open({ ...runtime.sqlOptions!, stagingDir: path.join(dir, 'sql') });
       try {
         const row = await sql.stepCheckpoint(step.id);
-        if (row !== null) {
-          reused = row.result as StepCheckpoint;
-          await ensureStepsDir(path.join(dir, 'steps'));
-          await writeCheckpoint(checkpointFileOf(dir, step.id), reused);
-        } else await sql.discardStep(step.id);
+        if (row !== null) reused = row.result as StepCheckpoint;
+        else await sql.discardStep(step.id);
       } finally {
         await sql.close();
       }
     }
-    if (reused === null && before !== null)
-      // A partial staging: thrown away whole before this attempt stages anything.
-      await fs.rm(stepDir, { recursive: true, force: true });
-    if (reused === null) await markAttempt(stepDir, step.attempt);
-    const booth = await ShadowBooth.open(runtime, dir, step);
     if (reused !== null) {
-      // Idempotent: a checkpointed step whose merge was cut short is finished here, else nothing changes.
+      // Idempotent: a step checkpointed in SQL whose merge was cut short is finished here.
       await booth.mergeStep(reused);
       return { booth, reused, staging: { attempt: reused.attempt, reused: true } };
     }
+    if (before !== null) {
+      // A partial staging: thrown away whole before this attempt stages anything (its layer died with it).
+      await fs.rm(stepDir, { recursive: true, force: true });
+      await booth.mcp.dropStep(step.id);
+    }
+    await markAttempt(stepDir, step.attempt);
     await runtime.faultPoint('step:begun');
     const staging: StepStaging = { attempt: step.attempt, reused: false };
     if (before !== null) staging.discarded = before;
@@ -311,11 +310,11 @@ export class ShadowBooth {
   /**
    * The step's checkpoint: its staging (files layer, SQL statements, escrowed MCP calls) becomes the run's
    * together with `result`. With SQL, the shadow transaction holding the step's statements commits with the
-   * checkpoint row (the whole checkpoint) first; then the checkpoint file, the one fsynced write of a step; then
-   * the layer and the pending calls join the run's staging (not fsynced: idempotent, and redone from the
-   * checkpoint by a retry or after a power loss). A step that staged nothing writes nothing. Returns whether a
-   * checkpoint was written. `flushTape: false` is for staging that records no frames of its own (a fork's
-   * restore, which runs before the fork's tape has its header).
+   * checkpoint row (the whole checkpoint) first; the escrowed calls join the escrow; then one manifest write
+   * merges the files layer and records the step, its attempt and its result: the checkpoint. A retry before that
+   * write takes the calls back and stages afresh (unless the SQL row exists); one after it reuses the result.
+   * A step that staged nothing writes nothing. Returns whether a checkpoint was written. `flushTape: false` is
+   * for staging that records no frames of its own (a fork's restore, before the fork's tape has its header).
    */
   async completeStep(result: unknown, options: { flushTape?: boolean } = {}): Promise<boolean> {
     const step = this.step;
@@ -333,7 +332,6 @@ export class ShadowBooth {
       step: step.id,
       attempt: step.attempt,
       result,
-      parts: { files: files !== null, sql, mcp: mcp?.calls.length ?? 0 },
       files,
       mcp,
     };
@@ -341,49 +339,22 @@ export class ShadowBooth {
       await this.sqlPart!.completeStep(step.attempt, cp);
       await this.runtime.faultPoint('step:sql-checkpointed');
     }
-    await ensureStepsDir(path.join(this.dir, 'steps'));
-    await writeCheckpoint(checkpointFileOf(this.dir, step.id), cp);
     await this.mergeStep(cp);
     await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
     await this.runtime.faultPoint('step:checkpointed');
     return true;
   }
 
-  /** Merges a checkpoint's files layer and MCP calls into the run's staging; each joins once. */
+  /** The calls into the escrow (fsynced), then the manifest write that is the checkpoint; each joins once. */
   private async mergeStep(cp: StepCheckpoint): Promise<void> {
-    // MCP first and fsynced (only steps that escrowed pay it); the manifest last, naming the step even when it
-    // staged no file, so "the manifest names the step" means the whole checkpoint is merged.
     await this.mcp.mergePending(cp.step, cp.mcp);
     await StagedWorkspace.mergeLayer({
       root: this.runtime.config.workspaceRoot,
       stagingDir: path.join(this.dir, 'files'),
       layer: cp.files ?? { format: LAYER_FORMAT, root: this.files.workspace.root, set: {}, removed: [] },
       step: cp.step,
+      record: { attempt: cp.attempt, result: cp.result },
     });
-  }
-
-  /**
-   * Merges checkpoints the run's staging does not name yet: manifest merges are not fsynced, so a power loss may
-   * take one back while its (fsynced) checkpoint survives. One readdir when nothing is missing.
-   */
-  private async settleCheckpoints(): Promise<boolean> {
-    let names: string[];
-    try {
-      names = (await fs.readdir(path.join(this.dir, 'steps'))).filter((n) => n.endsWith('.json'));
-    } catch (err) {
-      if (isCode(err, 'ENOENT')) return false;
-      throw err;
-    }
-    const merged = new Set(this.files.workspace.mergedSteps.map((id) => `${folderName(id)}.json`));
-    const missing = names.filter((n) => !merged.has(n));
-    // Once the files commit has begun (its undo plan exists) the manifest is spent on purpose, not lost.
-    if (missing.length === 0 || (await lstatOrNull(path.join(this.undoDir, 'plan.json'))) !== null)
-      return false;
-    for (const name of missing) {
-      const cp = await readCheckpoint(path.join(this.dir, 'steps', name));
-      if (cp !== null) await this.mergeStep(cp);
-    }
-    return missing.length > 0;
   }
 
   /**

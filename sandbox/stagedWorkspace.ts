@@ -43,7 +43,7 @@ import {
   loadManifest,
   MANIFEST_FORMAT,
   MARKER_FILE,
-  saveLayer,
+  type StepRecord,
   saveManifest,
   validateEntries,
 } from './manifest';
@@ -148,7 +148,7 @@ export class StagedWorkspace {
   private pending: boolean;
   /** Layer mode: the folder and the manifest's entries the layer applies to. */
   private layer: { dir: string; base: Record<string, Entry> } | null = null;
-  private steps: string[] = [];
+  private steps: Record<string, StepRecord> = {};
   private stagingReady = false;
   private queue: Promise<unknown> = Promise.resolve();
   private reclaiming: Promise<void> = Promise.resolve();
@@ -195,7 +195,7 @@ export class StagedWorkspace {
       );
     const st = await lstatOrNull(stagingDir);
     let entries: Record<string, Entry> = {};
-    let steps: string[] = [];
+    let steps: Record<string, StepRecord> = {};
     let pending = false;
     if (st !== null) {
       if (!st.isDirectory() || st.isSymbolicLink())
@@ -209,7 +209,7 @@ export class StagedWorkspace {
         );
       const m = await loadManifest(stagingDir, root);
       entries = m?.entries ?? {};
-      steps = m?.steps ?? [];
+      steps = m?.steps ?? {};
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
@@ -544,13 +544,14 @@ export class StagedWorkspace {
     stagingDir: string;
     layer: Layer;
     step: string;
+    record: StepRecord;
   }): Promise<boolean> {
     const root = await fs.realpath(path.resolve(o.root));
     const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
     validateEntries(stagingDir, o.layer.set);
     const m = await loadManifest(stagingDir, root);
-    const steps = m?.steps ?? [];
-    if (steps.includes(o.step)) return false;
+    const steps = m?.steps ?? {};
+    if (steps[o.step] !== undefined) return false;
     const entries = applyLayer(m?.entries ?? {}, o.layer);
     await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
     const marker = path.join(stagingDir, MARKER_FILE);
@@ -560,19 +561,19 @@ export class StagedWorkspace {
         'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
         0o600,
       );
-    // Not fsynced: the step's checkpoint (durable) holds the layer, and the booth merges it again after a power
-    // loss took this write back (ShadowBooth.open).
-    await saveManifest(
-      stagingDir,
-      { format: MANIFEST_FORMAT, root, entries, steps: [...steps, o.step] },
-      false,
-    );
+    // Durable: this write is the step's checkpoint.
+    await saveManifest(stagingDir, {
+      format: MANIFEST_FORMAT,
+      root,
+      entries,
+      steps: { ...steps, [o.step]: o.record },
+    });
     return true;
   }
 
-  /** Step layers merged into the manifest this instance opened. */
-  get mergedSteps(): readonly string[] {
-    return this.steps;
+  /** The checkpoint of step `id` in the manifest this instance opened (merged staging, attempt, result). */
+  stepRecord(id: string): StepRecord | null {
+    return this.steps[id] ?? null;
   }
 
   /** Layer mode: what this step staged so far, as its checkpoint stores it; null when it staged nothing. */
@@ -640,13 +641,16 @@ export class StagedWorkspace {
       await fn(next);
       await this.fault('stage:before-manifest');
       await this.ensureStaging();
-      if (this.layer !== null) await saveLayer(this.layer.dir, layerOf(this.root, this.layer.base, next));
-      else
+      // A layer lives in memory: a crash loses it, and a retry would throw it away anyway; its checkpoint (the
+      // manifest write in mergeLayer) carries it to disk.
+      if (this.layer !== null) {
+        // nothing to write
+      } else
         await saveManifest(this.stagingDir, {
           format: MANIFEST_FORMAT,
           root: this.root,
           entries: next,
-          ...(this.steps.length > 0 ? { steps: this.steps } : {}),
+          ...(Object.keys(this.steps).length > 0 ? { steps: this.steps } : {}),
         });
       this.entries = next;
       await this.fault('stage:manifest-written');

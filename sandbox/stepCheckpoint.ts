@@ -2,11 +2,14 @@
  * A tool step's checkpoint: the proof that one attempt of the step staged everything it meant to and returned
  * this result. A retried attempt that finds it returns the recorded result and stages nothing; one that does
  * not find it throws the earlier attempt's partial staging away and starts clean. Never both.
+ *
+ * The checkpoint is the step's record in the run's files manifest (`steps[id]`: attempt and result), written by
+ * the one atomic, fsynced manifest write that also merges the step's files layer (escrowed MCP calls join the
+ * escrow just before it). A step that ran SQL first commits the whole checkpoint as a row of the shadow, in the
+ * transaction holding its statements, so a crash between the two still finds it.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { atomicWriteJson, fsyncDir, isCode, lstatOrNull } from './durable';
-import { StagingCorruptError } from './errors';
 import type { Layer } from './manifest';
 import type { EscrowedCall } from './mcp/escrow';
 
@@ -26,8 +29,6 @@ export interface StepCheckpoint {
   /** The attempt whose staging counted. */
   attempt: number;
   result: unknown;
-  /** Which parts it staged (SQL: its statements committed on the shadow with the checkpoint row). */
-  parts: { files: boolean; sql: boolean; mcp: number };
   /** What the step staged in files and MCP: merged into the run's staging from here, so it is never lost. */
   files: Layer | null;
   mcp: { id: string; calls: EscrowedCall[] } | null;
@@ -39,37 +40,6 @@ export interface StepStaging {
   reused: boolean;
   /** An earlier attempt whose partial staging this one threw away. */
   discarded?: number;
-}
-
-export async function readCheckpoint(file: string): Promise<StepCheckpoint | null> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    if (isCode(err, 'ENOENT')) return null;
-    throw new StagingCorruptError(file, 'cannot be read', err);
-  }
-  let cp: StepCheckpoint;
-  try {
-    cp = JSON.parse(text) as StepCheckpoint;
-  } catch (err) {
-    throw new StagingCorruptError(file, 'is not valid JSON (the atomic writer never leaves a torn one)', err);
-  }
-  if (cp.format !== CHECKPOINT_FORMAT)
-    throw new StagingCorruptError(file, `unknown format ${String(cp.format)}`);
-  return cp;
-}
-
-/** The one durable write of a step without SQL (its layer, pending calls and marker are not fsynced). */
-export async function writeCheckpoint(file: string, cp: StepCheckpoint): Promise<void> {
-  await atomicWriteJson(file, cp);
-}
-
-/** Creates the run's steps folder durably, once, so checkpoint files written into it survive a power loss. */
-export async function ensureStepsDir(dir: string): Promise<void> {
-  if ((await lstatOrNull(dir)) !== null) return;
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  await fsyncDir(path.dirname(dir));
 }
 
 /** The attempt that last started this step, if any (informational: not fsynced). */

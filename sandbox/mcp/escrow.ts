@@ -146,6 +146,23 @@ export class McpEscrow {
     });
   }
 
+  /**
+   * Takes back calls step `step` merged into the escrow without the step reaching its checkpoint (killed in
+   * between): a retry that stages afresh must not find them. Only calls still `escrowed` (never sent).
+   */
+  dropStep(step: string): Promise<number> {
+    return this.exclusive(async () => {
+      const escrow = await this.load();
+      if (escrow === null) return 0;
+      const keep = escrow.calls.filter((c) => !(c.step === step && c.state === 'escrowed'));
+      const dropped = escrow.calls.length - keep.length;
+      if (dropped === 0) return 0;
+      escrow.calls = keep.map((c, seq) => ({ ...c, seq, key: `${escrow.id}:${seq}` }));
+      await this.save(escrow);
+      return dropped;
+    });
+  }
+
   /** The calls this step escrowed so far, with the escrow id their keys were made from (step mode). */
   async pending(): Promise<{ id: string; calls: EscrowedCall[] } | null> {
     const p = await this.loadPending();

@@ -126,20 +126,6 @@ describe('a retried tool step stages exactly once', () => {
     expect(await readWorld(world)).toEqual(expectedWorld(['1']));
   });
 
-  it('merges a checkpoint again when a power loss took back the (unsynced) merge', async () => {
-    await attempt('1', 1);
-    const runDir = runtime.runDir('wf', run);
-    // What a power loss may leave: the fsynced checkpoint, but neither merged manifest nor escrow.
-    fs.rmSync(path.join(runDir, 'files/manifest.json'));
-    fs.rmSync(path.join(runDir, 'mcp/escrow.json'));
-    const view = await runtime.open('wf', run);
-    expect((await view.files.changes()).map((c) => c.path)).toContain('ledger.csv');
-    expect(await view.mcp.calls()).toHaveLength(1);
-    await view.close();
-    await commitRun();
-    expect(await readWorld(world)).toEqual(expectedWorld(['1']));
-  });
-
   it('a step that fails leaves nothing staged', async () => {
     const opened = await runtime.openStep('wf', run, { id: '1', attempt: 1 });
     await opened.booth.files.appendFile('ledger.csv', 'half\n');
