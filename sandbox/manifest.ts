@@ -164,6 +164,12 @@ export async function loadManifest(stagingDir: string, root: string): Promise<Ma
   return m;
 }
 
-export async function saveManifest(stagingDir: string, m: Manifest, sync = true): Promise<void> {
-  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m, sync);
+/** `alongside`: durable work that must finish before the new manifest is renamed in (see atomicWrite). */
+export async function saveManifest(
+  stagingDir: string,
+  m: Manifest,
+  sync = true,
+  alongside?: () => Promise<void>,
+): Promise<void> {
+  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m, sync, alongside);
 }

@@ -17,10 +17,11 @@ import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOp
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
 import {
+  ATTEMPT_SUFFIX,
   type BoothStep,
   CHECKPOINT_FORMAT,
+  claimAttempt,
   markAttempt,
-  previousAttempt,
   type StepCheckpoint,
   type StepStaging,
 } from './stepCheckpoint';
@@ -276,11 +277,16 @@ export class ShadowBooth {
             files: null,
             mcp: null,
           };
-    const before = await previousAttempt(stepDir);
-    const sqlUsed = runtime.sqlOptions !== null && (await lstatOrNull(path.join(dir, 'sql'))) !== null;
+    const marker = `${stepDir}${ATTEMPT_SUFFIX}`;
+    // A step's first attempt finds no marker and marks itself in the same syscall.
+    const before = reused === null ? await claimAttempt(marker, step.attempt) : null;
     // Only a retry can find a step whose statements committed on the shadow with the checkpoint row but whose
     // manifest checkpoint was not written yet (killed in between): the row, which holds it all, counts.
-    if (reused === null && before !== null && sqlUsed) {
+    if (
+      before !== null &&
+      runtime.sqlOptions !== null &&
+      (await lstatOrNull(path.join(dir, 'sql'))) !== null
+    ) {
       const sql = await StagedSql.open({ ...runtime.sqlOptions!, stagingDir: path.join(dir, 'sql') });
       try {
         const row = await sql.stepCheckpoint(step.id);
@@ -299,8 +305,8 @@ export class ShadowBooth {
       // A partial staging: thrown away whole before this attempt stages anything (its layer died with it).
       await fs.rm(stepDir, { recursive: true, force: true });
       await booth.mcp.dropStep(step.id);
+      await markAttempt(marker, step.attempt);
     }
-    await markAttempt(stepDir, step.attempt);
     await runtime.faultPoint('step:begun');
     const staging: StepStaging = { attempt: step.attempt, reused: false };
     if (before !== null) staging.discarded = before;
@@ -326,7 +332,8 @@ export class ShadowBooth {
     // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
     if (options.flushTape !== false) await currentActivityTape()?.flushEffects('the step staging');
     await this.runtime.faultPoint('step:staged');
-    if (files !== null) await this.files.workspace.syncBlobs();
+    // The SQL row holds the files layer too, so its blobs are durable before it commits.
+    if (sql) await this.files.workspace.syncBlobs();
     const cp: StepCheckpoint = {
       format: CHECKPOINT_FORMAT,
       step: step.id,
@@ -339,8 +346,12 @@ export class ShadowBooth {
       await this.sqlPart!.completeStep(step.attempt, cp);
       await this.runtime.faultPoint('step:sql-checkpointed');
     }
-    await this.mergeStep(cp);
-    await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
+    await this.mcp.mergePending(cp.step, cp.mcp);
+    await this.files.workspace.mergeOwnLayer(cp.step, { attempt: cp.attempt, result: cp.result }, true);
+    const stepDir = stepDirOf(this.dir, step.id);
+    // Only escrowed calls make the pending folder.
+    if (mcp !== null) await fs.rm(stepDir, { recursive: true, force: true });
+    await fs.rm(`${stepDir}${ATTEMPT_SUFFIX}`, { force: true });
     await this.runtime.faultPoint('step:checkpointed');
     return true;
   }

@@ -29,17 +29,17 @@ import {
   WorkspaceConfigError,
   WorkspaceFsError,
 } from './errors';
+import { writeMerged } from './layerMerge';
 import {
-  applyLayer,
   type Base,
   BLOBS_DIR,
   type DirEntry,
   type Entry,
   type FileEntry,
   JOURNAL_FILE,
+  LAYER_FORMAT,
   type Layer,
   layerOf,
-  loadLayer,
   loadManifest,
   MANIFEST_FORMAT,
   MARKER_FILE,
@@ -149,6 +149,8 @@ export class StagedWorkspace {
   /** Layer mode: the folder and the manifest's entries the layer applies to. */
   private layer: { dir: string; base: Record<string, Entry> } | null = null;
   private steps: Record<string, StepRecord> = {};
+  /** Layer mode: this layer refers to a blob whose directory entry may not be fsynced yet (`syncBlobs`). */
+  private layerBlobs = false;
   private stagingReady = false;
   private queue: Promise<unknown> = Promise.resolve();
   private reclaiming: Promise<void> = Promise.resolve();
@@ -213,11 +215,8 @@ export class StagedWorkspace {
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
+    // A step layer starts empty: it lives in memory only, and a retry throws a dead attempt's away.
     const base = entries;
-    if (o.layerDir !== undefined) {
-      const layer = await loadLayer(o.layerDir, root);
-      if (layer !== null) entries = applyLayer(entries, layer);
-    }
     const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
     ws.steps = steps;
     if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base };
@@ -549,26 +548,27 @@ export class StagedWorkspace {
     const root = await fs.realpath(path.resolve(o.root));
     const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
     validateEntries(stagingDir, o.layer.set);
-    const m = await loadManifest(stagingDir, root);
-    const steps = m?.steps ?? {};
-    if (steps[o.step] !== undefined) return false;
-    const entries = applyLayer(m?.entries ?? {}, o.layer);
-    await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
-    const marker = path.join(stagingDir, MARKER_FILE);
-    if ((await lstatOrNull(marker)) === null)
-      await atomicWrite(
-        marker,
-        'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
-        0o600,
-      );
-    // Durable: this write is the step's checkpoint.
-    await saveManifest(stagingDir, {
-      format: MANIFEST_FORMAT,
-      root,
-      entries,
-      steps: { ...steps, [o.step]: o.record },
-    });
-    return true;
+    return writeMerged(root, stagingDir, o.layer, o.step, o.record, false, false);
+  }
+
+  /**
+   * Layer mode, at the step's completion: `mergeLayer` of this instance's own layer, without resolving paths
+   * or re-creating a staging area this instance already made. With `syncBlobs`, the directory fsync that makes
+   * the names of blobs this layer wrote durable runs alongside the manifest's data write and fsync, and
+   * finishes before the rename that is the checkpoint; a layer that wrote no blob needs none.
+   */
+  async mergeOwnLayer(step: string, record: StepRecord, syncBlobs: boolean): Promise<boolean> {
+    if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
+    const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
+    return writeMerged(
+      this.root,
+      this.stagingDir,
+      layer,
+      step,
+      record,
+      this.stagingReady,
+      syncBlobs && this.layerBlobs,
+    );
   }
 
   /** The checkpoint of step `id` in the manifest this instance opened (merged staging, attempt, result). */
@@ -749,13 +749,16 @@ export class StagedWorkspace {
     // A step layer's blobs share one directory fsync, at its checkpoint (syncBlobs).
     if ((await lstatOrNull(file)) === null)
       await atomicWrite(file, data, 0o600, undefined, this.layer !== null ? 'data' : true);
+    // Also for a blob already there: a killed attempt may have left it without its directory fsync.
+    if (this.layer !== null) this.layerBlobs = true;
     return hash;
   }
 
   /** Makes the names of blobs a step layer wrote durable: one directory fsync before the step's checkpoint. */
   async syncBlobs(): Promise<void> {
-    if ((await lstatOrNull(path.join(this.stagingDir, BLOBS_DIR))) !== null)
-      await fsyncDir(path.join(this.stagingDir, BLOBS_DIR));
+    if (!this.layerBlobs) return;
+    await fsyncDir(path.join(this.stagingDir, BLOBS_DIR));
+    this.layerBlobs = false;
   }
 
   private async putFile(

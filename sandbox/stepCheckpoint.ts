@@ -10,12 +10,16 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { isCode } from './durable';
 import type { Layer } from './manifest';
 import type { EscrowedCall } from './mcp/escrow';
 
 export const CHECKPOINT_FORMAT = 'jukebox-step-checkpoint/1';
-/** Written when an attempt starts, so the next one can say which attempt's staging it threw away. */
-export const ATTEMPT_FILE = 'attempt.json';
+/**
+ * Beside a step's pending folder, `<step>.attempt` is written when an attempt starts, so the next one knows an
+ * earlier attempt may have left partial staging and can say which attempt's staging it threw away.
+ */
+export const ATTEMPT_SUFFIX = '.attempt';
 
 /** A tool step: its activity id within the run and the attempt running now. */
 export interface BoothStep {
@@ -42,19 +46,34 @@ export interface StepStaging {
   discarded?: number;
 }
 
-/** The attempt that last started this step, if any (informational: not fsynced). */
-export async function previousAttempt(stepDir: string): Promise<number | null> {
+/**
+ * Marks `attempt` as started with one exclusive create (the common case: a step's first attempt) and returns
+ * null; when an earlier attempt's marker is there, leaves it and returns that attempt, and the caller marks
+ * this one with `markAttempt` once the earlier staging is gone. Informational, so not fsynced.
+ */
+export async function claimAttempt(markerFile: string, attempt: number): Promise<number | null> {
+  const data = JSON.stringify({ attempt });
   try {
-    const v = JSON.parse(await fs.readFile(path.join(stepDir, ATTEMPT_FILE), 'utf8')) as {
-      attempt?: unknown;
-    };
-    return typeof v.attempt === 'number' ? v.attempt : null;
-  } catch {
+    await fs.writeFile(markerFile, data, { flag: 'wx' });
     return null;
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) {
+      // The run's first step: the markers' folder is made once.
+      await fs.mkdir(path.dirname(markerFile), { recursive: true, mode: 0o700 });
+      return claimAttempt(markerFile, attempt);
+    }
+    if (!isCode(err, 'EEXIST')) throw err;
+  }
+  try {
+    const v = JSON.parse(await fs.readFile(markerFile, 'utf8')) as { attempt?: unknown };
+    return typeof v.attempt === 'number' ? v.attempt : 0;
+  } catch {
+    // A marker cut short by a crash still says an attempt started.
+    return 0;
   }
 }
 
-export async function markAttempt(stepDir: string, attempt: number): Promise<void> {
-  await fs.mkdir(stepDir, { recursive: true, mode: 0o700 });
-  await fs.writeFile(path.join(stepDir, ATTEMPT_FILE), JSON.stringify({ attempt }));
+export async function markAttempt(markerFile: string, attempt: number): Promise<void> {
+  await fs.mkdir(path.dirname(markerFile), { recursive: true, mode: 0o700 });
+  await fs.writeFile(markerFile, JSON.stringify({ attempt }));
 }
