@@ -116,6 +116,11 @@ export class McpEscrow {
 
   /** Step mode: calls go to this step's pending file, and join the escrow in `mergePending`. */
   private readonly stepPending: { file: string; step: string } | null;
+  /**
+   * Whether this attempt escrowed a call. A pending file it did not write is a dead attempt's (one a power loss
+   * left without its marker): never this step's staging, so it is neither read nor merged.
+   */
+  private pendingWritten = false;
 
   constructor(
     private readonly connections: McpConnections,
@@ -170,7 +175,7 @@ export class McpEscrow {
   }
 
   private async loadPending(): Promise<EscrowFile | null> {
-    if (this.stepPending === null) return null;
+    if (this.stepPending === null || !this.pendingWritten) return null;
     try {
       const parsed = JSON.parse(await fs.readFile(this.stepPending.file, 'utf8')) as EscrowFile;
       if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
@@ -230,6 +235,7 @@ export class McpEscrow {
       if (this.stepPending !== null) {
         await fs.mkdir(path.dirname(this.stepPending.file), { recursive: true });
         await atomicWriteJson(this.stepPending.file, escrow, false);
+        this.pendingWritten = true;
       } else await this.save(escrow);
       await this.faultPoint('mcp:stage:escrowed');
       currentActivityTape()?.effect('mcp.call', () => ({

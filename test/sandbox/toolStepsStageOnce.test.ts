@@ -126,6 +126,19 @@ describe('a retried tool step stages exactly once', () => {
     expect(await readWorld(world)).toEqual(expectedWorld(['1']));
   });
 
+  it('does not count a partial attempt whose attempt marker a power loss took', async () => {
+    await attempt('1', 1, { complete: false });
+    // The marker is not fsynced: a power loss may take it and keep the attempt's pending calls.
+    const marker = path.join(runtime.runDir('wf', run), 'steps', '1.attempt');
+    expect(fs.existsSync(marker)).toBe(true);
+    fs.rmSync(marker);
+
+    const retry = await attempt('1', 2);
+    expect(retry.staging).toEqual({ attempt: 2, reused: false });
+    await commitRun();
+    expect(await readWorld(world)).toEqual(expectedWorld(['1']));
+  });
+
   it('a step that fails leaves nothing staged', async () => {
     const opened = await runtime.openStep('wf', run, { id: '1', attempt: 1 });
     await opened.booth.files.appendFile('ledger.csv', 'half\n');
