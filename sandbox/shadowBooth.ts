@@ -17,7 +17,7 @@ import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOp
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
 import {
-  ATTEMPT_SUFFIX,
+  ATTEMPTS_DIR,
   type BoothStep,
   CHECKPOINT_FORMAT,
   claimAttempt,
@@ -123,6 +123,10 @@ export function crashAtFromEnv(env: NodeJS.ProcessEnv = process.env): FaultHook 
 /** A tool step's pending area inside its run's folder (not durable: a retry throws it away). */
 function stepDirOf(runDir: string, stepId: string): string {
   return path.join(runDir, 'steps', folderName(stepId));
+}
+
+function attemptMarkerOf(runDir: string, stepId: string): string {
+  return path.join(runDir, ATTEMPTS_DIR, folderName(stepId));
 }
 
 function folderName(id: string): string {
@@ -277,7 +281,7 @@ export class ShadowBooth {
             files: null,
             mcp: null,
           };
-    const marker = `${stepDir}${ATTEMPT_SUFFIX}`;
+    const marker = attemptMarkerOf(dir, step.id);
     // A step's first attempt finds no marker and marks itself in the same syscall.
     const before = reused === null ? await claimAttempt(marker, step.attempt) : null;
     // Only a retry can find a step whose statements committed on the shadow with the checkpoint row but whose
@@ -351,7 +355,7 @@ export class ShadowBooth {
     const stepDir = stepDirOf(this.dir, step.id);
     // Only escrowed calls make the pending folder.
     if (mcp !== null) await fs.rm(stepDir, { recursive: true, force: true });
-    await fs.rm(`${stepDir}${ATTEMPT_SUFFIX}`, { force: true });
+    await fs.rm(attemptMarkerOf(this.dir, step.id), { force: true });
     await this.runtime.faultPoint('step:checkpointed');
     return true;
   }

@@ -16,10 +16,11 @@ import type { EscrowedCall } from './mcp/escrow';
 
 export const CHECKPOINT_FORMAT = 'jukebox-step-checkpoint/1';
 /**
- * Beside a step's pending folder, `<step>.attempt` is written when an attempt starts, so the next one knows an
- * earlier attempt may have left partial staging and can say which attempt's staging it threw away.
+ * The folder of attempt markers in a run's folder: `attempts/<step>` is written when an attempt starts, so the
+ * next one knows an earlier attempt may have left partial staging and can say which attempt's it threw away.
+ * Apart from `steps/`, so no step id's pending folder can be another step's marker.
  */
-export const ATTEMPT_SUFFIX = '.attempt';
+export const ATTEMPTS_DIR = 'attempts';
 
 /** A tool step: its activity id within the run and the attempt running now. */
 export interface BoothStep {

@@ -129,7 +129,7 @@ describe('a retried tool step stages exactly once', () => {
   it('does not count a partial attempt whose attempt marker a power loss took', async () => {
     await attempt('1', 1, { complete: false });
     // The marker is not fsynced: a power loss may take it and keep the attempt's pending calls.
-    const marker = path.join(runtime.runDir('wf', run), 'steps', '1.attempt');
+    const marker = path.join(runtime.runDir('wf', run), 'attempts', '1');
     expect(fs.existsSync(marker)).toBe(true);
     fs.rmSync(marker);
 
