@@ -6,16 +6,8 @@
  */
 import vm from 'node:vm';
 import type { AgentDefinition } from '../agent/context';
+import { isAgent } from '../replay/agentLocator';
 import { AgentCodeNotFoundError } from '../replay/errors';
-
-function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof (v as { name?: unknown }).name === 'string' &&
-    typeof (v as { run?: unknown }).run === 'function'
-  );
-}
 
 export function agentFromWorkflowCode(
   code: string,

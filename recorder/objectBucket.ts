@@ -7,6 +7,7 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   PutObjectCommand,
   S3Client,
   S3ServiceException,
@@ -108,30 +109,24 @@ export class ObjectBucket {
   }
 
   /** Keys under `prefix` in S3's (byte-wise) order, starting after `startAfter` when given. */
-  async listKeys(prefix: string, startAfter?: string): Promise<string[]> {
-    const keys: string[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: prefix,
-            ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
-          }),
-        );
-        for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (err) {
-      throw this.failure('list', prefix, err);
-    }
-    return keys;
+  listKeys(prefix: string, startAfter?: string): Promise<string[]> {
+    return this.listAll(prefix, { startAfter }, (page) => (page.Contents ?? []).map((o) => o.Key));
   }
 
   /** The distinct next-level names under `prefix` (S3 common prefixes with delimiter `/`). */
-  async listFolders(prefix: string): Promise<string[]> {
-    const names: string[] = [];
+  listFolders(prefix: string): Promise<string[]> {
+    return this.listAll(prefix, { delimiter: '/' }, (page) =>
+      (page.CommonPrefixes ?? []).map((p) => p.Prefix),
+    );
+  }
+
+  /** Every page of a listing under `prefix`; `startAfter` applies to the first page only, the token to the rest. */
+  private async listAll(
+    prefix: string,
+    options: { delimiter?: string; startAfter?: string },
+    names: (page: ListObjectsV2CommandOutput) => (string | undefined)[],
+  ): Promise<string[]> {
+    const out: string[] = [];
     let token: string | undefined;
     try {
       do {
@@ -139,17 +134,21 @@ export class ObjectBucket {
           new ListObjectsV2Command({
             Bucket: this.bucket,
             Prefix: prefix,
-            Delimiter: '/',
-            ...(token ? { ContinuationToken: token } : {}),
+            ...(options.delimiter ? { Delimiter: options.delimiter } : {}),
+            ...(token
+              ? { ContinuationToken: token }
+              : options.startAfter
+                ? { StartAfter: options.startAfter }
+                : {}),
           }),
         );
-        for (const p of page.CommonPrefixes ?? []) if (p.Prefix) names.push(p.Prefix);
+        for (const name of names(page)) if (name) out.push(name);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
     } catch (err) {
       throw this.failure('list', prefix, err);
     }
-    return names;
+    return out;
   }
 
   destroy(): void {

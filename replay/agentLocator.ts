@@ -8,7 +8,8 @@ import type { AgentDefinition } from '../agent/context';
 import { AgentCodeNotFoundError } from './errors';
 import type { ProjectConfig } from './projectConfig';
 
-function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
+/** An AgentDefinition among a module's exports: a named object with a `run` function. */
+export function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
   return (
     typeof v === 'object' &&
     v !== null &&

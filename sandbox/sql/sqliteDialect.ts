@@ -7,22 +7,6 @@ import { type Db, type Dialect, INTERNAL, quoteIdent, TABLES_LOG, type WrittenRo
 import { SQLITE_WRITTEN_DDL, sqliteRowObject, sqliteTrackingDdl, WRITTEN } from './rowTracking';
 import { type Encoded, encodeValue } from './values';
 
-function sqliteKnex(filename: string): Knex {
-  return knexFactory({
-    client: 'sqlite3',
-    connection: { filename },
-    useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate: (
-        conn: { run(sql: string, cb: (err: unknown) => void): void },
-        done: (err: unknown, c: unknown) => void,
-      ) => conn.run('PRAGMA busy_timeout = 5000', (err) => done(err, conn)),
-    },
-  });
-}
-
 type SqliteConnection = {
   run(sql: string, params: unknown[], cb: (err: unknown) => void): void;
   all(sql: string, params: unknown[], cb: (err: unknown, rows: unknown[]) => void): void;
@@ -70,21 +54,24 @@ async function installSqliteTracking(conn: SqliteConnection): Promise<void> {
   }
 }
 
-function sqliteShadowKnex(filename: string): Knex {
+type AfterCreate = (conn: SqliteConnection, done: (err: unknown, c: unknown) => void) => void;
+
+const withBusyTimeout: AfterCreate = (conn, done) =>
+  conn.run('PRAGMA busy_timeout = 5000', [], (err) => done(err, conn));
+
+const withTracking: AfterCreate = (conn, done) => {
+  installSqliteTracking(conn).then(
+    () => done(null, conn),
+    (err) => done(err, conn),
+  );
+};
+
+function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout): Knex {
   return knexFactory({
     client: 'sqlite3',
     connection: { filename },
     useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate: (conn: SqliteConnection, done: (err: unknown, c: unknown) => void) => {
-        installSqliteTracking(conn).then(
-          () => done(null, conn),
-          (err) => done(err, conn),
-        );
-      },
-    },
+    pool: { min: 1, max: 1, afterCreate },
   });
 }
 
@@ -131,7 +118,7 @@ export function sqliteDialect(filename: string): Dialect {
       }
       return file;
     },
-    openShadow: (shadow) => sqliteShadowKnex(shadow),
+    openShadow: (shadow) => sqliteKnex(shadow, withTracking),
     async dropShadow(shadow) {
       for (const suffix of ['', '-journal', '-wal', '-shm']) await fs.rm(shadow + suffix, { force: true });
     },

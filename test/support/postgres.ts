@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { postgresBinDir } from '../../temporalserver/postgres';
 
 export interface PostgresCluster {
   host: string;
@@ -17,22 +18,6 @@ export interface PostgresCluster {
   database: string;
   url: string;
   stop(): Promise<void>;
-}
-
-function binDir(): string {
-  const base = '/usr/lib/postgresql';
-  if (fs.existsSync(base)) {
-    const versions = fs
-      .readdirSync(base)
-      .filter((v) => fs.existsSync(path.join(base, v, 'bin', 'initdb')))
-      .sort((a, b) => Number(b) - Number(a));
-    if (versions.length > 0) return path.join(base, versions[0]!, 'bin');
-  }
-  const found = spawnSync('sh', ['-c', 'command -v initdb'], { encoding: 'utf8' }).stdout.trim();
-  if (found !== '') return path.dirname(found);
-  throw new Error(
-    'PostgreSQL is not installed (no initdb); run scripts/system-deps.sh (apt-get install postgresql)',
-  );
 }
 
 async function freePort(): Promise<number> {
@@ -47,7 +32,7 @@ async function freePort(): Promise<number> {
 }
 
 export async function startPostgres(): Promise<PostgresCluster> {
-  const bin = binDir();
+  const bin = postgresBinDir();
   const asRoot = process.getuid?.() === 0;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-pg-'));
   fs.chmodSync(dir, 0o755);
