@@ -1,16 +1,15 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import type { StepEvents } from '../../fork';
 import { type ModelServer, startModelServer } from '../../modelserver';
 import { TapeStore } from '../../recorder';
 import { captureRunHistory, readTimeline } from '../../replay';
-import { startAgent } from '../../runtime';
 import { tempDir } from '../recorder/helpers';
 import { runJbx } from '../replay/jbx';
 import { completedActivities, waitUntil } from '../support/history';
+import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
 
 const STEPS = 3;
@@ -39,16 +38,7 @@ describe('forking at a history event of a run whose worker was killed mid-step',
     const first = await spawnWorker(env);
     workers.push(first);
     const { namespace } = temporalConfigFromEnv();
-    const handle = await startAgent<Record<string, unknown>, ResearchOutput>(
-      'researchAgent',
-      { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
-      {
-        connection,
-        namespace,
-        taskQueue,
-        runOptions: { heartbeatTimeoutMs: 2_000, initialRetryIntervalMs: 100 },
-      },
-    );
+    const handle = await startResearchRun({ connection, namespace, taskQueue, steps: STEPS });
     await waitUntil('a model step in flight after two finished activities', async () => {
       if ((await completedActivities(handle)) < 2) return false;
       const pending = (await handle.describe()).raw.pendingActivities ?? [];

@@ -1,13 +1,12 @@
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import { type ModelServer, startModelServer } from '../../modelserver';
 import { TapeStore } from '../../recorder';
-import { startAgent } from '../../runtime';
 import { readTape, verifyTape } from '../../tape';
 import { completedActivities, waitUntil } from '../support/history';
+import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
 import { tempDir } from './helpers';
 
@@ -35,16 +34,12 @@ describe('a run whose worker crashed', () => {
     const env = { JUKEBOX_TASK_QUEUE: taskQueue, JUKEBOX_MODEL_URL: model.url, JUKEBOX_TAPE_DIR: tmp.dir };
     const first = await spawnWorker(env);
     workers.push(first);
-    const handle = await startAgent<Record<string, unknown>, ResearchOutput>(
-      'researchAgent',
-      { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
-      {
-        connection,
-        namespace: temporalConfigFromEnv().namespace,
-        taskQueue,
-        runOptions: { heartbeatTimeoutMs: 2_000, initialRetryIntervalMs: 100 },
-      },
-    );
+    const handle = await startResearchRun({
+      connection,
+      namespace: temporalConfigFromEnv().namespace,
+      taskQueue,
+      steps: STEPS,
+    });
     const file = new TapeStore({ dir: tmp.dir }).pathFor(handle.workflowId, (await handle.describe()).runId);
 
     await waitUntil('two steps completed', async () => (await completedActivities(handle)) >= 2);

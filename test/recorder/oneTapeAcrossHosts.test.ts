@@ -3,17 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import { type ModelServer, startModelServer } from '../../modelserver';
 import { DEFAULT_TEST_BUCKET, type ObjectServerHandle } from '../../objectserver';
 import { tapeFileName } from '../../recorder';
-import { startAgent } from '../../runtime';
 import { readTape } from '../../tape';
 import { runJbx } from '../replay/jbx';
 import { completedActivities, waitUntil } from '../support/history';
 import { objectServer, uniquePrefix } from '../support/objectServer';
+import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
 
 const STEPS = 5;
@@ -51,16 +50,7 @@ describe('one run whose steps execute on two worker hosts', () => {
     const envB = hostEnv('b');
     const a = await spawnWorker(envA);
     workers.push(a);
-    const handle = await startAgent<Record<string, unknown>, ResearchOutput>(
-      'researchAgent',
-      { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
-      {
-        connection,
-        namespace,
-        taskQueue,
-        runOptions: { heartbeatTimeoutMs: 2_000, initialRetryIntervalMs: 100 },
-      },
-    );
+    const handle = await startResearchRun({ connection, namespace, taskQueue, steps: STEPS });
     // Host a runs the first steps and dies; host b then picks the run up and finishes it.
     await waitUntil(
       'three steps completed on host a',

@@ -1,11 +1,10 @@
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { temporalConfigFromEnv } from '../../devserver/config';
 import { type ModelServer, startModelServer } from '../../modelserver';
-import { startAgent } from '../../runtime';
 import { completedActivities, waitUntil } from '../support/history';
+import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
 
 const STEPS = 6;
@@ -38,16 +37,7 @@ describe('a run survives SIGKILLed workers', () => {
     };
 
     let worker = await start();
-    const handle = await startAgent<Record<string, unknown>, ResearchOutput>(
-      'researchAgent',
-      { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
-      {
-        connection,
-        namespace,
-        taskQueue,
-        runOptions: { heartbeatTimeoutMs: 2_000, initialRetryIntervalMs: 100 },
-      },
-    );
+    const handle = await startResearchRun({ connection, namespace, taskQueue, steps: STEPS });
 
     // Requests that were in flight when a worker died: each is legitimately sent again by the retry.
     let interrupted = 0;
