@@ -4,12 +4,14 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { withFileLock } from '../recorder/lock';
 import { atomicWrite, fsyncDir, lstatOrNull } from './durable';
 import {
   applyLayer,
   BLOBS_DIR,
   type Layer,
   loadManifest,
+  MANIFEST_FILE,
   MANIFEST_FORMAT,
   MARKER_FILE,
   type StepRecord,
@@ -29,10 +31,7 @@ export async function writeMerged(
   stagingReady: boolean,
   blobsDirSync: boolean,
 ): Promise<boolean> {
-  const m = await loadManifest(stagingDir, root);
-  const steps = m?.steps ?? {};
-  if (steps[step] !== undefined) return false;
-  const entries = applyLayer(m?.entries ?? {}, layer);
+  // Idempotent, so outside the lock; the lock file lives in the staging folder, which must exist first.
   if (!stagingReady) {
     await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
     const marker = path.join(stagingDir, MARKER_FILE);
@@ -43,6 +42,25 @@ export async function writeMerged(
         0o600,
       );
   }
+  // Parallel steps of one run, in this process or in other workers, each read, merge and rename the whole
+  // manifest: unserialized, the later rename drops the earlier step's entries and checkpoint.
+  return withFileLock(path.join(stagingDir, `${MANIFEST_FILE}.lock`), () =>
+    mergeLocked(root, stagingDir, layer, step, record, blobsDirSync),
+  );
+}
+
+async function mergeLocked(
+  root: string,
+  stagingDir: string,
+  layer: Layer,
+  step: string,
+  record: StepRecord,
+  blobsDirSync: boolean,
+): Promise<boolean> {
+  const m = await loadManifest(stagingDir, root);
+  const steps = m?.steps ?? {};
+  if (steps[step] !== undefined) return false;
+  const entries = applyLayer(m?.entries ?? {}, layer);
   // Durable: this write is the step's checkpoint.
   await saveManifest(
     stagingDir,

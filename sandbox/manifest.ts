@@ -64,7 +64,6 @@ export interface StepRecord {
 }
 
 export const LAYER_FORMAT = 'jukebox-staging-layer/1';
-export const LAYER_FILE = 'layer.json';
 
 /**
  * What one tool step staged on top of the manifest it started from: the entries it set and the paths it
@@ -91,24 +90,6 @@ export function applyLayer(entries: Record<string, Entry>, layer: Layer): Record
   for (const k of layer.removed) delete out[k];
   Object.assign(out, layer.set);
   return out;
-}
-
-export async function loadLayer(layerDir: string, root: string): Promise<Layer | null> {
-  const file = path.join(layerDir, LAYER_FILE);
-  const l = (await readJson(file)) as Layer | null;
-  if (l === null) return null;
-  if (l.format !== LAYER_FORMAT) throw new StagingCorruptError(file, `unknown format ${String(l.format)}`);
-  if (l.root !== root)
-    throw new StagingCorruptError(file, `it stages changes for root ${l.root}, not ${root}`);
-  validateEntries(file, l.set);
-  validateEntries(file, Object.fromEntries(l.removed.map((k) => [k, { kind: 'whiteout' }])));
-  return l;
-}
-
-/** Not fsynced: a layer is worth nothing after a crash (the retry throws it away); its checkpoint carries it. */
-export async function saveLayer(layerDir: string, l: Layer): Promise<void> {
-  await fs.mkdir(layerDir, { recursive: true, mode: 0o700 });
-  await atomicWriteJson(path.join(layerDir, LAYER_FILE), l, false);
 }
 
 const HASH_RE = /^[0-9a-f]{64}$/;
