@@ -13,6 +13,8 @@ export type Session = {
   shadow: string;
   base: Record<string, string>;
   indirection: boolean;
+  /** The shadow was made with its `_jukebox_steps` table; a session from before that creates it on its first step. */
+  steps?: true;
 };
 
 export type LoggedStatement = StagedStatement & { names: string[]; verb: string; result: string | null };
@@ -34,6 +36,7 @@ export const COMMITS = '_jukebox_commits';
 export const LOG = '_jukebox_log';
 /** Tool steps whose statements committed on the shadow, with the result the step returned. */
 export const STEPS = '_jukebox_steps';
+export const CREATE_STEPS = `CREATE TABLE IF NOT EXISTS ${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`;
 
 export async function loadState(stagingDir: string, dialect: Dialect): Promise<State> {
   const fresh: State = {

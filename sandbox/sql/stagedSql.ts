@@ -37,6 +37,7 @@ import {
 import { pgDialect } from './pgDialect';
 import {
   COMMITS,
+  CREATE_STEPS,
   LOG,
   type LoggedStatement,
   loadState,
@@ -122,7 +123,8 @@ export class StagedSql {
   private queue: Promise<unknown> = Promise.resolve();
   private fault: (name: string) => void | Promise<void> = () => {};
   /** The tool step this instance stages for, and its open shadow transaction (see enterStep). */
-  private step: { id: string; trx: Knex.Transaction | null } | null = null;
+  /** `file`: this attempt saved sequence positions (pg) that completing the step removes. */
+  private step: { id: string; trx: Knex.Transaction | null; file: boolean } | null = null;
 
   private constructor(dialect: Dialect, stagingDir: string, state: State, schemas: Set<string>) {
     this.dialect = dialect;
@@ -249,7 +251,7 @@ export class StagedSql {
    * shadow as it was before the step (the database rolls the open transaction back).
    */
   enterStep(id: string): void {
-    this.step = { id, trx: null };
+    this.step = { id, trx: null, file: false };
   }
 
   /** True while a step's statements are staged and not yet completed or aborted. */
@@ -266,9 +268,8 @@ export class StagedSql {
       const step = this.step;
       if (step === null || step.trx === null) return false;
       const trx = step.trx;
-      await trx.raw(
-        `CREATE TABLE IF NOT EXISTS ${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`,
-      );
+      // A shadow made by newSession has the table; one from an older session gets it here, in the same commit.
+      if (this.state.session?.steps !== true) await trx.raw(CREATE_STEPS);
       await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
         step.id,
         attempt,
@@ -276,7 +277,7 @@ export class StagedSql {
       ]);
       await trx.commit();
       this.step = null;
-      await fs.rm(this.stepFile(step.id), { force: true });
+      if (step.file) await fs.rm(this.stepFile(step.id), { force: true });
       return true;
     });
   }
@@ -342,7 +343,10 @@ export class StagedSql {
     const positions = await this.dialect.sequencePositions(shadow);
     // Only pg sequences need putting back after a killed attempt; not fsynced (a retry follows a crash of the
     // worker, not of the database server).
-    if (positions.length > 0) await atomicWriteJson(this.stepFile(step.id), { positions }, false);
+    if (positions.length > 0) {
+      await atomicWriteJson(this.stepFile(step.id), { positions }, false);
+      step.file = true;
+    }
     step.trx = await shadow.transaction();
     return step.trx;
   }
@@ -730,6 +734,8 @@ export class StagedSql {
       const base: Record<string, string> = {};
       for (const t of await this.dialect.listTables(shadow))
         base[t] = await this.dialect.fingerprint(shadow, t);
+      // Made once with the shadow, not in every step's checkpoint commit.
+      await shadow.raw(CREATE_STEPS);
       const session: Session = {
         id,
         shadow: shadowRef,
@@ -738,6 +744,7 @@ export class StagedSql {
         indirection:
           (await this.dialect.hasIndirection(shadow)) ||
           (await this.dialect.hasIndirection(this.dialect.real)),
+        steps: true,
       };
       this.state = { ...this.state, session };
       // The state file is written last: a crash before it leaves an orphan shadow, never a half-known session.
