@@ -1,13 +1,13 @@
 import { crossRealmError, JukeboxError } from '../errors';
 
-/** Another process held a tape's lock for longer than the store waits; its owner is alive but stuck. */
+/** Another process held a lock file (a tape's, a booth manifest's) longer than the waiter waits; its owner is stuck. */
 export class TapeLockTimeoutError extends JukeboxError {
   readonly lockFile: string;
   readonly owner: string;
   constructor(lockFile: string, owner: string, waitedMs: number) {
     super(
       'TAPE_LOCK_TIMEOUT',
-      `waited ${waitedMs} ms for the tape lock ${lockFile}, held by ${owner || 'an unknown owner'}; ` +
+      `waited ${waitedMs} ms for the lock file ${lockFile}, held by ${owner || 'an unknown owner'}; ` +
         'if that process is gone for good, delete the lock file',
       // Retryable: the holder is alive, so a later attempt can succeed.
       { nonRetryable: false },

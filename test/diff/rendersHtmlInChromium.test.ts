@@ -1,22 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runJbx } from '../replay/jbx';
+import { openChromium } from '../support/chromium';
 import { recordRunAndFork } from './forkedTimelines';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Kept after the run so a person can look at it. */
 const SCREENSHOT = path.join(os.tmpdir(), 'jbx-diff-page.png');
 
@@ -37,15 +26,7 @@ describe('jbx diff --html: one self-contained page, checked in real headless Chr
   it('shows both timelines side by side with the first divergence highlighted, and loads nothing else', async () => {
     const html = readFileSync(page, 'utf8');
     expect(html).not.toMatch(/<script|<link|src=|url\(/i);
-    const context = await chromium.launchPersistentContext(
-      mkdtempSync(path.join(os.tmpdir(), 'jbx-chromium-')),
-      {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ARGS,
-        viewport: { width: 1400, height: 1000 },
-      },
-    );
+    const context = await openChromium({ width: 1400, height: 1000 });
     try {
       const tab = await context.newPage();
       const requests: string[] = [];

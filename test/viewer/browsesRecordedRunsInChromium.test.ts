@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTimeline } from '../../replay';
 import { readTape } from '../../tape';
 import { startViewer, type Viewer } from '../../viewer';
 import { QUESTION } from '../replay/recordedRun';
+import { openChromium } from '../support/chromium';
 import {
   ANSWER_CHUNK_DELAY_MS,
   damagedTapes,
@@ -15,17 +15,6 @@ import {
   recordRunAndFork,
 } from './viewerFixtures';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 /** Kept after the run (git-ignored) so a person can look at the pages. */
 const SHOTS = path.join(__dirname, '../../.jukebox/test-output/viewer');
 const UI = 'http://127.0.0.1:8233';
@@ -54,12 +43,7 @@ describe('jbx view in headless Chromium: list → run → step → playback → 
       namespace: recorded.setup.env.namespace,
     });
     damagedViewer = await startViewer({ dir: path.dirname(damaged.flipped) });
-    context = await chromium.launchPersistentContext(mkdtempSync(path.join(os.tmpdir(), 'jbx-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 1440, height: 1000 },
-    });
+    context = await openChromium({ width: 1440, height: 1000 });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
       origin: viewer.url.replace(/\/$/, ''),
     });
