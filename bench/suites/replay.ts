@@ -13,7 +13,6 @@ import { Polly, type PollyConfig } from '@pollyjs/core';
 import FSPersister from '@pollyjs/persister-fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import nock from 'nock';
 import { researchAgent } from '../../agents/sample/agent';
 import { stepScript } from '../../agents/sample/stepScript';
 import { researchTools } from '../../agents/sample/tools';
@@ -163,6 +162,9 @@ export const replaySuite: BenchSuite = {
       const peerModel = await startModelServer({ script: script() });
       closers.push(() => peerModel.close());
       const exchanges = await captureExchanges(peerModel.url);
+      // Imported here, not at the top: nock intercepts every HTTP request of the process from the moment it
+      // loads, and bench/run.ts loads every suite, so a top-level import slowed the other suites' model calls.
+      const { default: nock } = await import('nock');
       const nockMs = median(
         await timeRuns(20, async () => {
           for (const e of exchanges) {
