@@ -50,8 +50,11 @@ export function scanPayload(
   const keyed: boolean[] = [];
   let pos = 0;
   let values = 0;
+  // Made once per scan, not per value: the project runs under tsx, whose transform wraps every closure it
+  // creates in a naming call, which showed up in recording profiles.
   const short = () =>
     new PayloadProblem('payload-decode', `payload ends inside a value at payload byte ${pos}`);
+  const need = (n: number) => pos + n <= end;
 
   if (end === 0) return new PayloadProblem('payload-decode', 'empty MessagePack payload');
   do {
@@ -80,7 +83,6 @@ export function scanPayload(
     } else if (b <= 0x9f) children = b & 0x0f;
     else if (b <= 0xbf) strLen = b & 0x1f;
     else {
-      const need = (n: number) => pos + n <= end;
       switch (b) {
         case 0xc0:
         case 0xc2:

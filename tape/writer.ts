@@ -446,15 +446,20 @@ export class TapeWriter {
     this.usable('store a blob');
     const step = options.step ?? Math.max(this.maxStep, 0);
     this.checkStep(step);
-    const hash = blake3(bytes);
+    return this.storeBlob(bytes, blake3(bytes), step, options.encoding === 'msgpack');
+  }
+
+  private async storeBlob(bytes: Uint8Array, hash: Uint8Array, step: number, msgpack: boolean) {
     const hex = toHex(hash);
     if (this.blobHashes.has(hex)) return new BlobRef(hash);
     let encoding = ENCODING_RAW;
-    if (options.encoding === 'msgpack') {
+    if (msgpack) {
       const refs: string[] = [];
       const problem = scanPayload(bytes, this.limits, refs);
       if (problem)
-        throw new TapeUsageError(`tape ${this.path}: msgpack blob would not read back: ${problem.detail}`);
+        throw new TapeUsageError(
+          `tape ${this.path}: msgpack blob would not read back: ${problem.detail} (Dates, Maps with non-string keys and bigints are not allowed)`,
+        );
       const dangling = refs.find((r) => !this.blobHashes.has(r));
       if (dangling)
         throw new TapeUsageError(
@@ -469,10 +474,25 @@ export class TapeWriter {
     return new BlobRef(hash);
   }
 
-  /** Encodes a value as canonical MessagePack and stores it as a blob. */
+  /**
+   * Encodes a value as canonical MessagePack and stores it as a blob. Hashed before it is checked: a value the
+   * tape already holds (a resent conversation's messages, the same tool specs every step) was checked when it
+   * was first stored, and a new one is scanned once, as putBlob scans msgpack bytes.
+   */
   async putValue(value: unknown, options: Omit<BlobOptions, 'encoding'> = {}): Promise<BlobRef> {
     this.usable('store a blob');
-    return this.putBlob(this.encodeChecked('blob', value), { ...options, encoding: 'msgpack' });
+    const step = options.step ?? Math.max(this.maxStep, 0);
+    this.checkStep(step);
+    let bytes: Uint8Array;
+    try {
+      bytes = encodePayload(value);
+    } catch (err) {
+      throw new TapeUsageError(
+        `tape ${this.path}: blob payload is not MessagePack-encodable: ${(err as Error).message}`,
+        err,
+      );
+    }
+    return this.storeBlob(bytes, blake3(bytes), step, true);
   }
 
   /** Resolves once every frame appended so far has reached the file, without an fsync. */
