@@ -76,16 +76,51 @@ export async function writeObservations(s: TapeSession, observations: readonly O
 }
 
 /**
+ * Blob references of arrays one activity attempt already stored, by identity: an llm step's activity.start
+ * input and its llm.request frame hold the same cleaned conversation and tool specs, stored once per step.
+ * The arrays are the recorder's own cleaned copies, which nothing else holds or changes.
+ */
+export class StoredArrays {
+  private readonly refs = new WeakMap<readonly unknown[], BlobRef | null>();
+
+  private async once(
+    s: TapeSession,
+    array: readonly unknown[],
+    store: () => Promise<BlobRef | null>,
+  ): Promise<BlobRef | null> {
+    const known = this.refs.get(array);
+    // A writer reopened since (another process appended) still holds the blob unless its tail was torn off.
+    if (known !== undefined && (known === null || s.writer.hasBlob(known.hash))) return known;
+    const ref = await store();
+    this.refs.set(array, ref);
+    return ref;
+  }
+
+  intern(s: TapeSession, messages: readonly unknown[], step: number): Promise<BlobRef | null> {
+    return this.once(s, messages, () => s.intern(messages, step));
+  }
+
+  put(s: TapeSession, value: readonly unknown[], step: number): Promise<BlobRef | null> {
+    return this.once(s, value, () => s.putValue(value, step));
+  }
+}
+
+/**
  * Replaces conversation arrays by message blob references and tool specs by one blob, at the top level and
  * inside a `request`, so an activity input that resends a whole conversation costs references, not content.
  */
-export async function compactConversation(s: TapeSession, value: unknown, step: number): Promise<unknown> {
+export async function compactConversation(
+  s: TapeSession,
+  value: unknown,
+  step: number,
+  stored: StoredArrays = new StoredArrays(),
+): Promise<unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || value instanceof Uint8Array)
     return value;
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
-  if (Array.isArray(out.messages)) out.messages = await s.intern(out.messages, step);
-  if (Array.isArray(out.tools)) out.tools = await s.putValue(out.tools, step);
-  if (out.request !== undefined) out.request = await compactConversation(s, out.request, step);
+  if (Array.isArray(out.messages)) out.messages = await stored.intern(s, out.messages, step);
+  if (Array.isArray(out.tools)) out.tools = await stored.put(s, out.tools, step);
+  if (out.request !== undefined) out.request = await compactConversation(s, out.request, step, stored);
   return out;
 }
 
@@ -104,6 +139,9 @@ export class ActivityTape {
   private ops: Op[] = [];
   private chunks: unknown[][] = [];
   private chunksStartUs = 0;
+  private readonly stored = new StoredArrays();
+  // The cleaned request of an llm step's input, which its llm.request frame records again (see llmRequest).
+  private startedRequest: { raw: unknown; clean: unknown } | undefined;
   readonly path: string;
   /** Time this attempt spent writing its frames, fsyncs included. */
   flushMs = 0;
@@ -189,6 +227,9 @@ export class ActivityTape {
   start(input: unknown, observations: readonly Observation[]): void {
     const at = this.deps.nowUs();
     const cleanInput = this.clean(input);
+    const raw = (input as { request?: unknown } | null)?.request;
+    if (typeof raw === 'object' && raw !== null)
+      this.startedRequest = { raw, clean: (cleanInput as { request?: unknown }).request };
     this.ops.push((s) => writeObservations(s, observations, at));
     this.frame('activity.start', async (s) => ({
       workflowId: this.identity.workflowId,
@@ -196,12 +237,14 @@ export class ActivityTape {
       ...this.ids,
       activityType: this.activityType,
       pid: process.pid,
-      input: await s.putValue(await compactConversation(s, cleanInput, this.step), this.step),
+      input: await s.putValue(await compactConversation(s, cleanInput, this.step, this.stored), this.step),
     }));
   }
 
   async llmRequest(request: LlmRequest): Promise<void> {
-    const r = this.clean(request) as Record<string, unknown>;
+    // The llm step passes the request its input holds, untouched since start() cleaned it: clean it once.
+    const started = this.startedRequest?.raw === request ? this.startedRequest.clean : undefined;
+    const r = (started ?? this.clean(request)) as Record<string, unknown>;
     this.frame('llm.request', async (s) => {
       const params: Record<string, unknown> = {};
       for (const k of ['system', 'temperature', 'maxTokens', 'stream'])
@@ -211,9 +254,10 @@ export class ActivityTape {
         provider: r.provider,
         model: r.model,
         params,
-        messages: await s.intern((r.messages as unknown[]) ?? [], this.step),
+        messages: await this.stored.intern(s, (r.messages as unknown[]) ?? [], this.step),
       };
-      if (Array.isArray(r.tools) && r.tools.length) payload.tools = await s.putValue(r.tools, this.step);
+      if (Array.isArray(r.tools) && r.tools.length)
+        payload.tools = await this.stored.put(s, r.tools, this.step);
       return payload;
     });
     await this.flush('the model request');

@@ -192,6 +192,17 @@ export const e2eRunSuite: BenchSuite = {
           f / ACTIVITIES,
           note,
         ),
+        // What the agent cannot do without, whatever Temporal or the recorder do: the floor, the agent's own work
+        // (the in-process run) and the fsync that must finish before each step may complete.
+        result(
+          `${STEPS}-step run, lower bound: floor + in-process agent + its tape fsyncs`,
+          f + d + rec.syncMs,
+          'ms',
+          'the floor',
+          f,
+          note,
+        ),
+        result(`the breaker in a ${STEPS}-step run (breaker on minus off)`, a - nb, 'ms', 'the floor', f, note),
         result(
           'per step: activity schedule-to-start',
           perActivity(ab, 'activityScheduleToStartMs'),

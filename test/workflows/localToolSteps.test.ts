@@ -38,8 +38,18 @@ function scheduledTypes(events: Event[]): string[] {
   return events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
 }
 
+/** Local-activity markers of tool steps (the run's last task also records its outcome as a local activity). */
+function toolStepMarkers(events: Event[]) {
+  return events.flatMap((e) => {
+    const m = e.markerRecordedEventAttributes;
+    if (m?.markerName !== 'core_local_activity') return [];
+    const data = (m.details?.data?.payloads ?? []).map((p) => Buffer.from(p.data ?? []).toString('utf8'));
+    return data.some((d) => d.includes('"toolStep"')) ? [m] : [];
+  });
+}
+
 function localMarkers(events: Event[]): number {
-  return events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+  return toolStepMarkers(events).length;
 }
 
 function payloads(tape: Tape, kind: string) {
@@ -153,13 +163,8 @@ describe('tool steps as local activities', () => {
     expect(result.output.answer).toBe('Both are in.');
     const events = (await handle.fetchHistory()).events ?? [];
     // Both markers went to the history in one workflow task completion...
-    const markerTasks = new Set(
-      events.flatMap((e) =>
-        e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
-          ? [String(e.markerRecordedEventAttributes.workflowTaskCompletedEventId)]
-          : [],
-      ),
-    );
+    const markerTasks = new Set(toolStepMarkers(events).map((m) => String(m.workflowTaskCompletedEventId)));
+    expect(localMarkers(events)).toBe(2);
     expect(markerTasks.size).toBe(1);
     // ...after one barrier fsync made both steps' frames durable: two llm steps fsync on their own, the two
     // local steps share the barrier's, and the seal fsyncs itself (not counted here).
