@@ -202,7 +202,14 @@ export const e2eRunSuite: BenchSuite = {
           f,
           note,
         ),
-        result(`the breaker in a ${STEPS}-step run (breaker on minus off)`, a - nb, 'ms', 'the floor', f, note),
+        result(
+          `the breaker in a ${STEPS}-step run (breaker on minus off)`,
+          a - nb,
+          'ms',
+          'the floor',
+          f,
+          note,
+        ),
         result(
           'per step: activity schedule-to-start',
           perActivity(ab, 'activityScheduleToStartMs'),
