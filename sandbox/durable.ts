@@ -31,38 +31,47 @@ export async function atomicWrite(
    * 'data': the bytes are fsynced, the directory entry is left for the caller to fsync once for many files.
    */
   sync: boolean | 'data' = true,
-  /**
-   * Other durable work (e.g. an fsync of a directory the new bytes refer into) run at the same time as the
-   * temp's write and fsync; the rename waits for both, so a crash never leaves the new bytes without it.
-   */
-  alongside?: () => Promise<void>,
 ): Promise<void> {
   const dir = path.dirname(target);
-  const tmp = path.join(dir, tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
-  const writeTemp = async (): Promise<void> => {
-    const fh = await fs.open(tmp, 'w', mode);
-    try {
-      await fh.writeFile(data);
-      // open()'s mode is filtered by the umask and ignored for an existing leftover temp; set it exactly.
-      await fh.chmod(mode);
-      if (sync) await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  };
-  if (alongside === undefined) await writeTemp();
-  else await Promise.all([writeTemp(), alongside()]);
+  const tmp = tempNameFor(target, tmpName);
+  await writeTemp(tmp, data, mode, sync !== false);
   await fs.rename(tmp, target);
   if (sync === true) await fsyncDir(dir);
 }
 
-export async function atomicWriteJson(
-  target: string,
-  value: unknown,
-  sync = true,
-  alongside?: () => Promise<void>,
+/** A temp file's path beside `target`: `tmpName`, or a random one no other writer picks. */
+export function tempNameFor(target: string, tmpName?: string): string {
+  return path.join(
+    path.dirname(target),
+    tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
+  );
+}
+
+/** The first half of atomicWrite: the temp's bytes and exact mode, fsynced with `sync`; the rename is the caller's. */
+export async function writeTemp(
+  tmp: string,
+  data: Uint8Array | string,
+  mode: number,
+  sync: boolean,
 ): Promise<void> {
-  await atomicWrite(target, `${JSON.stringify(value, null, 1)}\n`, 0o600, undefined, sync, alongside);
+  const fh = await fs.open(tmp, 'w', mode);
+  try {
+    await fh.writeFile(data);
+    // open()'s mode is filtered by the umask and ignored for an existing leftover temp; set it exactly.
+    await fh.chmod(mode);
+    if (sync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** How atomicWriteJson lays a value out on disk. */
+export function jsonText(value: unknown): string {
+  return `${JSON.stringify(value, null, 1)}\n`;
+}
+
+export async function atomicWriteJson(target: string, value: unknown, sync = true): Promise<void> {
+  await atomicWrite(target, jsonText(value), 0o600, undefined, sync);
 }
 
 export async function lstatOrNull(p: string): Promise<import('node:fs').Stats | null> {

@@ -3,6 +3,7 @@
  * rewritten whole and atomically after every staged operation, so a process that dies mid-operation leaves the
  * previous consistent change set.
  */
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { atomicWriteJson, isCode } from './durable';
@@ -124,6 +125,10 @@ export async function readJson(file: string): Promise<unknown | null> {
     if (isCode(err, 'ENOENT')) return null;
     throw new StagingCorruptError(file, 'cannot be read', err);
   }
+  return parseJson(file, text);
+}
+
+function parseJson(file: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -133,7 +138,30 @@ export async function readJson(file: string): Promise<unknown | null> {
 
 export async function loadManifest(stagingDir: string, root: string): Promise<Manifest | null> {
   const file = path.join(stagingDir, MANIFEST_FILE);
-  const m = (await readJson(file)) as Manifest | null;
+  return checkManifest(file, (await readJson(file)) as Manifest | null, root);
+}
+
+/**
+ * The manifest's bytes as they are now, or null when there is none yet. Synchronous: a step's checkpoint reads
+ * it twice (to merge, then under the lock to see nobody merged since), and a thread-pool round trip for each
+ * of open, stat, read and close costs far more than reading the file.
+ */
+export function readManifestText(stagingDir: string): string | null {
+  const file = path.join(stagingDir, MANIFEST_FILE);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    if (isCode(err, 'ENOENT')) return null;
+    throw new StagingCorruptError(file, 'cannot be read', err);
+  }
+}
+
+export function parseManifest(stagingDir: string, text: string | null, root: string): Manifest | null {
+  const file = path.join(stagingDir, MANIFEST_FILE);
+  return checkManifest(file, text === null ? null : (parseJson(file, text) as Manifest), root);
+}
+
+function checkManifest(file: string, m: Manifest | null, root: string): Manifest | null {
   if (m === null) return null;
   if (m.format !== MANIFEST_FORMAT) throw new StagingCorruptError(file, `unknown format ${String(m.format)}`);
   if (m.root !== root)
@@ -145,12 +173,6 @@ export async function loadManifest(stagingDir: string, root: string): Promise<Ma
   return m;
 }
 
-/** `alongside`: durable work that must finish before the new manifest is renamed in (see atomicWrite). */
-export async function saveManifest(
-  stagingDir: string,
-  m: Manifest,
-  sync = true,
-  alongside?: () => Promise<void>,
-): Promise<void> {
-  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m, sync, alongside);
+export async function saveManifest(stagingDir: string, m: Manifest, sync = true): Promise<void> {
+  await atomicWriteJson(path.join(stagingDir, MANIFEST_FILE), m, sync);
 }

@@ -22,6 +22,7 @@ import {
   CHECKPOINT_FORMAT,
   claimAttempt,
   markAttempt,
+  releaseAttempt,
   type StepCheckpoint,
   type StepStaging,
 } from './stepCheckpoint';
@@ -283,7 +284,7 @@ export class ShadowBooth {
           };
     const marker = attemptMarkerOf(dir, step.id);
     // A step's first attempt finds no marker and marks itself in the same syscall.
-    const before = reused === null ? await claimAttempt(marker, step.attempt) : null;
+    const before = reused === null ? claimAttempt(marker, step.attempt) : null;
     // Only a retry can find a step whose statements committed on the shadow with the checkpoint row but whose
     // manifest checkpoint was not written yet (killed in between): the row, which holds it all, counts.
     if (
@@ -309,7 +310,7 @@ export class ShadowBooth {
       // A partial staging: thrown away whole before this attempt stages anything (its layer died with it).
       await fs.rm(stepDir, { recursive: true, force: true });
       await booth.mcp.dropStep(step.id);
-      await markAttempt(marker, step.attempt);
+      markAttempt(marker, step.attempt);
     }
     await runtime.faultPoint('step:begun');
     const staging: StepStaging = { attempt: step.attempt, reused: false };
@@ -323,6 +324,8 @@ export class ShadowBooth {
    * checkpoint row (the whole checkpoint) first; the escrowed calls join the escrow; then one manifest write
    * merges the files layer and records the step, its attempt and its result: the checkpoint. A retry before that
    * write takes the calls back and stages afresh (unless the SQL row exists); one after it reuses the result.
+   * The new manifest's bytes are written and fsynced while the SQL commit and the escrow merge run; only its
+   * rename, the checkpoint itself, waits for them (sandbox/layerMerge.ts).
    * A step that staged nothing writes nothing. Returns whether a checkpoint was written. `flushTape: false` is
    * for staging that records no frames of its own (a fork's restore, before the fork's tape has its header).
    */
@@ -336,8 +339,6 @@ export class ShadowBooth {
     // The step's effect frames reach the tape before its staging counts, so a fork can always rebuild it.
     if (options.flushTape !== false) await currentActivityTape()?.flushEffects('the step staging');
     await this.runtime.faultPoint('step:staged');
-    // The SQL row holds the files layer too, so its blobs are durable before it commits.
-    if (sql) await this.files.workspace.syncBlobs();
     const cp: StepCheckpoint = {
       format: CHECKPOINT_FORMAT,
       step: step.id,
@@ -346,16 +347,23 @@ export class ShadowBooth {
       files,
       mcp,
     };
-    if (sql) {
-      await this.sqlPart!.completeStep(step.attempt, cp);
-      await this.runtime.faultPoint('step:sql-checkpointed');
-    }
-    await this.mcp.mergePending(cp.step, cp.mcp);
-    await this.files.workspace.mergeOwnLayer(cp.step, { attempt: cp.attempt, result: cp.result }, true);
-    const stepDir = stepDirOf(this.dir, step.id);
+    const ws = this.files.workspace;
+    const before = async (): Promise<void> => {
+      if (sql) {
+        // The SQL row holds the files layer too, so its blobs are durable before it commits.
+        await this.sqlPart!.completeStep(step.attempt, cp, () => ws.syncBlobs());
+        await this.runtime.faultPoint('step:sql-checkpointed');
+      }
+      await this.mcp.mergePending(cp.step, cp.mcp);
+    };
+    await ws.mergeOwnLayer(
+      cp.step,
+      { attempt: cp.attempt, result: cp.result },
+      { syncBlobs: !sql, ...(sql || mcp !== null ? { before } : {}) },
+    );
     // Only escrowed calls make the pending folder.
-    if (mcp !== null) await fs.rm(stepDir, { recursive: true, force: true });
-    await fs.rm(attemptMarkerOf(this.dir, step.id), { force: true });
+    if (mcp !== null) await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
+    releaseAttempt(attemptMarkerOf(this.dir, step.id));
     await this.runtime.faultPoint('step:checkpointed');
     return true;
   }

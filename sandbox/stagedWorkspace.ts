@@ -548,27 +548,31 @@ export class StagedWorkspace {
     const root = await fs.realpath(path.resolve(o.root));
     const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
     validateEntries(stagingDir, o.layer.set);
-    return writeMerged(root, stagingDir, o.layer, o.step, o.record, false, false);
+    return writeMerged(root, stagingDir, o.layer, o.step, o.record, {
+      stagingReady: false,
+      blobsDirSync: false,
+    });
   }
 
   /**
    * Layer mode, at the step's completion: `mergeLayer` of this instance's own layer, without resolving paths
    * or re-creating a staging area this instance already made. With `syncBlobs`, the directory fsync that makes
    * the names of blobs this layer wrote durable runs alongside the manifest's data write and fsync, and
-   * finishes before the rename that is the checkpoint; a layer that wrote no blob needs none.
+   * finishes before the rename that is the checkpoint; a layer that wrote no blob needs none. `before` is more
+   * durable work that must finish before that rename (sandbox/layerMerge.ts), run alongside too.
    */
-  async mergeOwnLayer(step: string, record: StepRecord, syncBlobs: boolean): Promise<boolean> {
+  async mergeOwnLayer(
+    step: string,
+    record: StepRecord,
+    o: { syncBlobs: boolean; before?: () => Promise<void> },
+  ): Promise<boolean> {
     if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
     const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
-    return writeMerged(
-      this.root,
-      this.stagingDir,
-      layer,
-      step,
-      record,
-      this.stagingReady,
-      syncBlobs && this.layerBlobs,
-    );
+    return writeMerged(this.root, this.stagingDir, layer, step, record, {
+      stagingReady: this.stagingReady,
+      blobsDirSync: o.syncBlobs && this.layerBlobs,
+      ...(o.before ? { before: o.before } : {}),
+    });
   }
 
   /** The checkpoint of step `id` in the manifest this instance opened (merged staging, attempt, result). */

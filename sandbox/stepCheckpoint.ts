@@ -8,7 +8,7 @@
  * escrow just before it). A step that ran SQL first commits the whole checkpoint as a row of the shadow, in the
  * transaction holding its statements, so a crash between the two still finds it.
  */
-import fs from 'node:fs/promises';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isCode } from './durable';
 import type { Layer } from './manifest';
@@ -50,23 +50,25 @@ export interface StepStaging {
 /**
  * Marks `attempt` as started with one exclusive create (the common case: a step's first attempt) and returns
  * null; when an earlier attempt's marker is there, leaves it and returns that attempt, and the caller marks
- * this one with `markAttempt` once the earlier staging is gone. Informational, so not fsynced.
+ * this one with `markAttempt` once the earlier staging is gone. Informational, so not fsynced. Synchronous, like
+ * the lock files (recorder/lock.ts): a few microseconds of syscalls, where each thread-pool round trip of the
+ * promise API costs tens to hundreds of them on every tool step.
  */
-export async function claimAttempt(markerFile: string, attempt: number): Promise<number | null> {
+export function claimAttempt(markerFile: string, attempt: number): number | null {
   const data = JSON.stringify({ attempt });
   try {
-    await fs.writeFile(markerFile, data, { flag: 'wx' });
+    writeFileSync(markerFile, data, { flag: 'wx' });
     return null;
   } catch (err) {
     if (isCode(err, 'ENOENT')) {
       // The run's first step: the markers' folder is made once.
-      await fs.mkdir(path.dirname(markerFile), { recursive: true, mode: 0o700 });
+      mkdirSync(path.dirname(markerFile), { recursive: true, mode: 0o700 });
       return claimAttempt(markerFile, attempt);
     }
     if (!isCode(err, 'EEXIST')) throw err;
   }
   try {
-    const v = JSON.parse(await fs.readFile(markerFile, 'utf8')) as { attempt?: unknown };
+    const v = JSON.parse(readFileSync(markerFile, 'utf8')) as { attempt?: unknown };
     return typeof v.attempt === 'number' ? v.attempt : 0;
   } catch {
     // A marker cut short by a crash still says an attempt started.
@@ -74,7 +76,16 @@ export async function claimAttempt(markerFile: string, attempt: number): Promise
   }
 }
 
-export async function markAttempt(markerFile: string, attempt: number): Promise<void> {
-  await fs.mkdir(path.dirname(markerFile), { recursive: true, mode: 0o700 });
-  await fs.writeFile(markerFile, JSON.stringify({ attempt }));
+export function markAttempt(markerFile: string, attempt: number): void {
+  mkdirSync(path.dirname(markerFile), { recursive: true, mode: 0o700 });
+  writeFileSync(markerFile, JSON.stringify({ attempt }));
+}
+
+/** Removes the marker once the step's checkpoint is written (or was there already). */
+export function releaseAttempt(markerFile: string): void {
+  try {
+    unlinkSync(markerFile);
+  } catch (err) {
+    if (!isCode(err, 'ENOENT')) throw err;
+  }
 }

@@ -203,28 +203,37 @@ export class StagedSql {
       let result: SqlQueryResult;
       let seq: number;
       const params = encodeBindings(bindings);
-      const db = this.step !== null ? await this.stepTransaction(shadow) : shadow;
+      const step = this.step;
+      // A step's first statement runs straight in the step's transaction, which a failure rolls back whole:
+      // that undoes exactly what a savepoint would (nothing else is in it yet), two round trips fewer.
+      const first = step !== null && step.trx === null;
+      const db = step !== null ? await this.stepTransaction(shadow) : shadow;
       const sequences = write ? await this.dialect.sequencePositions(shadow) : [];
+      const run = async (trx: Knex.Transaction) => {
+        const r = await this.dialect.exec(trx, sql, bindings ?? [], write);
+        const log = await trx.raw(
+          `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+          [
+            a.kind,
+            sql,
+            JSON.stringify(params),
+            r.rowsAffected,
+            JSON.stringify([...a.names]),
+            a.verb,
+            write ? null : resultHash(r.rows),
+          ],
+        );
+        const rows = (Array.isArray(log) ? log : log.rows) as { seq: number | string }[];
+        return { result: r, seq: Number(rows[0]!.seq) };
+      };
       try {
-        // Inside a step this nests: a savepoint, so a rejected statement undoes only itself.
-        ({ result, seq } = await db.transaction(async (trx) => {
-          const r = await this.dialect.exec(trx, sql, bindings ?? [], write);
-          const log = await trx.raw(
-            `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-            [
-              a.kind,
-              sql,
-              JSON.stringify(params),
-              r.rowsAffected,
-              JSON.stringify([...a.names]),
-              a.verb,
-              write ? null : resultHash(r.rows),
-            ],
-          );
-          const rows = (Array.isArray(log) ? log : log.rows) as { seq: number | string }[];
-          return { result: r, seq: Number(rows[0]!.seq) };
-        }));
+        // Otherwise inside a step this nests: a savepoint, so a rejected statement undoes only itself.
+        ({ result, seq } = first ? await run(db as Knex.Transaction) : await db.transaction(run));
       } catch (err) {
+        if (first && step.trx !== null) {
+          await step.trx.rollback().catch(() => {});
+          step.trx = null;
+        }
         // A refused statement stages nothing, not even a sequence step the rollback could not undo.
         await this.dialect.resetSequences(shadow, sequences).catch(() => {});
         throw new SqlStatementError(sql, err);
@@ -261,20 +270,28 @@ export class StagedSql {
 
   /**
    * Commits the step's statements and its checkpoint row (`_jukebox_steps`: id, attempt, result) in one
-   * transaction. Returns false, writing nothing, when the step ran no statement.
+   * transaction. Returns false, writing nothing, when the step ran no statement. The commit waits for `ready`
+   * (durable work the row depends on), which runs while the row is inserted; if it fails, nothing commits.
    */
-  completeStep(attempt: number, result: unknown): Promise<boolean> {
+  completeStep(attempt: number, result: unknown, ready?: () => Promise<void>): Promise<boolean> {
     return this.exclusive(async () => {
       const step = this.step;
-      if (step === null || step.trx === null) return false;
+      if (step === null || step.trx === null) {
+        await ready?.();
+        return false;
+      }
       const trx = step.trx;
-      // A shadow made by newSession has the table; one from an older session gets it here, in the same commit.
-      if (this.state.session?.steps !== true) await trx.raw(CREATE_STEPS);
-      await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
-        step.id,
-        attempt,
-        JSON.stringify(result),
-      ]);
+      const insert = async () => {
+        // A shadow made by newSession has the table; one from an older session gets it here, in the same commit.
+        if (this.state.session?.steps !== true) await trx.raw(CREATE_STEPS);
+        await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
+          step.id,
+          attempt,
+          JSON.stringify(result),
+        ]);
+      };
+      const failed = (await Promise.allSettled([insert(), ready?.()])).find((r) => r.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
       await trx.commit();
       this.step = null;
       if (step.file) await fs.rm(this.stepFile(step.id), { force: true });

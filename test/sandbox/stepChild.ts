@@ -23,7 +23,13 @@ async function main(): Promise<void> {
   await Promise.all(
     opened.map(async (ws, i) => {
       await ws.writeFile(`${steps[i]}.txt`, `staged by step ${steps[i]}`);
-      await ws.mergeOwnLayer(steps[i]!, { attempt: 1, result: { step: steps[i] } }, true);
+      await ws.mergeOwnLayer(
+        steps[i]!,
+        { attempt: 1, result: { step: steps[i] } },
+        {
+          syncBlobs: true,
+        },
+      );
     }),
   );
 }

@@ -139,6 +139,26 @@ describe('a retried tool step stages exactly once', () => {
     expect(await readWorld(world)).toEqual(expectedWorld(['1']));
   });
 
+  it("a step's refused statement undoes only itself, first or later, and the step's other statements count", async () => {
+    const opened = await runtime.openStep('wf', run, { id: '1', attempt: 1 });
+    const sql = await opened.booth.sql();
+    // The first statement runs without a savepoint of its own: refused, it takes the step's transaction with it.
+    await expect(sql.query("INSERT INTO counters VALUES ('payments', 9)")).rejects.toThrow();
+    await sql.query('UPDATE counters SET n = n + 1');
+    await expect(sql.query("INSERT INTO counters VALUES ('payments', 9)")).rejects.toThrow();
+    await sql.query('UPDATE counters SET n = n + 10');
+    expect(await opened.booth.completeStep('done')).toBe(true);
+    await opened.booth.close();
+    const view = await runtime.open('wf', run);
+    const staged = await view.sql();
+    expect((await staged.query('SELECT n FROM counters')).rows).toEqual([{ n: 11 }]);
+    expect((await staged.writeSet()).statements.map((st) => st.statement)).toEqual([
+      'UPDATE counters SET n = n + 1',
+      'UPDATE counters SET n = n + 10',
+    ]);
+    await view.close();
+  });
+
   it('a step that fails leaves nothing staged', async () => {
     const opened = await runtime.openStep('wf', run, { id: '1', attempt: 1 });
     await opened.booth.files.appendFile('ledger.csv', 'half\n');
