@@ -28,6 +28,11 @@ import {
 } from './manifest';
 
 export interface MergeOptions {
+  /**
+   * The manifest as the step's booth read it at open (null text: there was none): when the file still holds
+   * those bytes, the merge starts from this copy, already parsed and checked, instead of parsing it again.
+   */
+  opened?: { text: string | null; manifest: Manifest };
   /** False when the staging folder (blobs/, marker) may not exist yet. */
   stagingReady: boolean;
   /** Fsync the blobs directory before the checkpoint (the layer wrote blobs whose names are not durable yet). */
@@ -69,7 +74,11 @@ export async function writeMerged(
   let merged: Manifest | null;
   try {
     seen = readManifestText(stagingDir);
-    merged = mergeInto(parseManifest(stagingDir, seen, root), root, layer, step, record);
+    const m =
+      o.opened !== undefined && seen === o.opened.text
+        ? o.opened.manifest
+        : parseManifest(stagingDir, seen, root);
+    merged = mergeInto(m, root, layer, step, record);
   } catch (err) {
     // A manifest that cannot be read fails the step, once the work already started has ended.
     await Promise.all(work);

@@ -43,6 +43,8 @@ import {
   loadManifest,
   MANIFEST_FORMAT,
   MARKER_FILE,
+  parseManifest,
+  readManifestText,
   type StepRecord,
   saveManifest,
   validateEntries,
@@ -147,7 +149,7 @@ export class StagedWorkspace {
   private entries: Record<string, Entry>;
   private pending: boolean;
   /** Layer mode: the folder and the manifest's entries the layer applies to. */
-  private layer: { dir: string; base: Record<string, Entry> } | null = null;
+  private layer: { dir: string; base: Record<string, Entry>; text: string | null } | null = null;
   private steps: Record<string, StepRecord> = {};
   /** Layer mode: this layer refers to a blob whose directory entry may not be fsynced yet (`syncBlobs`). */
   private layerBlobs = false;
@@ -199,6 +201,7 @@ export class StagedWorkspace {
     let entries: Record<string, Entry> = {};
     let steps: Record<string, StepRecord> = {};
     let pending = false;
+    let text: string | null = null;
     if (st !== null) {
       if (!st.isDirectory() || st.isSymbolicLink())
         throw new WorkspaceConfigError(
@@ -209,7 +212,9 @@ export class StagedWorkspace {
         throw new WorkspaceConfigError(
           `stagingDir ${stagingDir} is a non-empty directory that is not a staging area (no ${MARKER_FILE}); pick an empty or new path`,
         );
-      const m = await loadManifest(stagingDir, root);
+      // Kept as read: a step's checkpoint that finds the same bytes on disk merges without parsing them again.
+      text = readManifestText(stagingDir);
+      const m = parseManifest(stagingDir, text, root);
       entries = m?.entries ?? {};
       steps = m?.steps ?? {};
       pending = names.includes(JOURNAL_FILE);
@@ -219,7 +224,7 @@ export class StagedWorkspace {
     const base = entries;
     const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
     ws.steps = steps;
-    if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base };
+    if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base, text };
     // In the background: open stays O(1), and reclaimed() covers it.
     if (ws.stagingRel === null)
       ws.reclaiming = findRetired(ws.stagingDir).then((dirs) => ws.removeRetired(dirs));
@@ -569,6 +574,10 @@ export class StagedWorkspace {
     if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
     const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
     return writeMerged(this.root, this.stagingDir, layer, step, record, {
+      opened: {
+        text: this.layer.text,
+        manifest: { format: MANIFEST_FORMAT, root: this.root, entries: this.layer.base, steps: this.steps },
+      },
       stagingReady: this.stagingReady,
       blobsDirSync: o.syncBlobs && this.layerBlobs,
       ...(o.before ? { before: o.before } : {}),

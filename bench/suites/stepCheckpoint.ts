@@ -40,21 +40,39 @@ async function world(dir: string): Promise<BoothRuntime> {
   });
 }
 
-/** Median ms of a tool step with and without its checkpoint, alternated so both see the same machine. */
+async function withCheckpoint(runtime: BoothRuntime, tool: Tool, i: number): Promise<number> {
+  const t0 = performance.now();
+  const opened = await runtime.openStep('bench', 'run', { id: `s${i}`, attempt: 1 });
+  await opened.booth.completeStep(await tool(opened.booth, i));
+  await opened.booth.close();
+  return performance.now() - t0;
+}
+
+async function withoutCheckpoint(runtime: BoothRuntime, tool: Tool, i: number): Promise<number> {
+  const t0 = performance.now();
+  const plain = await runtime.open('bench', 'run');
+  await tool(plain, i);
+  await plain.close();
+  return performance.now() - t0;
+}
+
+/**
+ * Median ms of a tool step with and without its checkpoint, alternated so both see the same machine, and
+ * which goes first alternates too, so neither always inherits the other's pending disk work.
+ */
 async function measure(runtime: BoothRuntime, tool: Tool, runs: number) {
   const withCp: number[] = [];
   const without: number[] = [];
   for (let i = 0; i <= runs; i++) {
-    let t0 = performance.now();
-    const opened = await runtime.openStep('bench', 'run', { id: `s${i}`, attempt: 1 });
-    await opened.booth.completeStep(await tool(opened.booth, i));
-    await opened.booth.close();
-    const a = performance.now() - t0;
-    t0 = performance.now();
-    const plain = await runtime.open('bench', 'run');
-    await tool(plain, i);
-    await plain.close();
-    const b = performance.now() - t0;
+    let a: number;
+    let b: number;
+    if (i % 2 === 0) {
+      a = await withCheckpoint(runtime, tool, i);
+      b = await withoutCheckpoint(runtime, tool, i);
+    } else {
+      b = await withoutCheckpoint(runtime, tool, i);
+      a = await withCheckpoint(runtime, tool, i);
+    }
     if (i > 0) {
       withCp.push(a);
       without.push(b);
@@ -75,7 +93,7 @@ export const stepCheckpointSuite: BenchSuite = {
       ] as const) {
         const runtime = await world(path.join(base, label.replace(/\W+/g, '-')));
         try {
-          const m = await measure(runtime, tool, 100);
+          const m = await measure(runtime, tool, 200);
           out.push(
             result(
               `tool step with checkpoint, ${label}`,

@@ -36,7 +36,14 @@ export const COMMITS = '_jukebox_commits';
 export const LOG = '_jukebox_log';
 /** Tool steps whose statements committed on the shadow, with the result the step returned. */
 export const STEPS = '_jukebox_steps';
-export const CREATE_STEPS = `CREATE TABLE IF NOT EXISTS ${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`;
+/**
+ * On SQLite without a rowid: keyed by the step id alone, a step's checkpoint row writes one B-tree page, not a
+ * table page and an index page, into the commit it shares with the step's statements.
+ */
+export function createStepsDdl(client: 'sqlite3' | 'pg'): string {
+  const table = `CREATE TABLE IF NOT EXISTS ${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`;
+  return client === 'sqlite3' ? `${table} WITHOUT ROWID` : table;
+}
 
 export async function loadState(stagingDir: string, dialect: Dialect): Promise<State> {
   const fresh: State = {

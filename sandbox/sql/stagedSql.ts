@@ -37,7 +37,7 @@ import {
 import { pgDialect } from './pgDialect';
 import {
   COMMITS,
-  CREATE_STEPS,
+  createStepsDdl,
   LOG,
   type LoggedStatement,
   loadState,
@@ -283,7 +283,7 @@ export class StagedSql {
       const trx = step.trx;
       const insert = async () => {
         // A shadow made by newSession has the table; one from an older session gets it here, in the same commit.
-        if (this.state.session?.steps !== true) await trx.raw(CREATE_STEPS);
+        if (this.state.session?.steps !== true) await trx.raw(createStepsDdl(this.client));
         await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
           step.id,
           attempt,
@@ -752,7 +752,7 @@ export class StagedSql {
       for (const t of await this.dialect.listTables(shadow))
         base[t] = await this.dialect.fingerprint(shadow, t);
       // Made once with the shadow, not in every step's checkpoint commit.
-      await shadow.raw(CREATE_STEPS);
+      await shadow.raw(createStepsDdl(this.client));
       const session: Session = {
         id,
         shadow: shadowRef,
