@@ -2,12 +2,12 @@
  * A tool step's checkpoint write: its files layer joins the run's manifest together with the step's record, in
  * one atomic, fsynced manifest write (sandbox/stepCheckpoint.ts).
  *
- * The merged manifest is written to its temp file and fsynced without the manifest lock, while the durable work
- * that must come before the checkpoint runs (the blobs-directory fsync; with SQL the shadow commit holding the
- * checkpoint row; the escrow merge). Only the rename that makes it the checkpoint takes the lock, and only if the
- * manifest still holds the bytes the merge started from; if a parallel step merged in between, the merge is
- * done again under the lock. Holding the lock across a shadow commit instead would let two parallel steps of
- * one SQLite shadow wait on each other (one in its commit, the other, still holding a read lock, on the lock).
+ * The durable work that must come before the checkpoint (the blobs-directory fsync; with SQL the shadow commit
+ * holding the checkpoint row; the escrow merge) starts first; the manifest lock is taken while it runs, and under
+ * it the manifest is read, merged, written to its temp file and fsynced alongside that work; the rename that
+ * makes it the checkpoint waits for all of it. A step never waits for the lock before its SQL commit is under
+ * way, so a step holding the lock while its commit waits on another step's read transaction never waits on a
+ * step that is itself waiting for the lock.
  */
 import { renameSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -39,6 +39,11 @@ export interface MergeOptions {
   blobsDirSync: boolean;
   /** Durable work that must finish before the checkpoint; it runs alongside the temp's write and fsync. */
   before?: () => Promise<void>;
+  /**
+   * The temp's write starts once this settles: a fsync `before` waits for first (the blobs directory, ahead of
+   * the SQL commit) is not made to share the disk with the temp's, whose own fsync then overlaps the commit.
+   */
+  writeAfter?: Promise<unknown>;
 }
 
 /**
@@ -67,48 +72,43 @@ export async function writeMerged(
   if (o.blobsDirSync) work.push(settled(fsyncDir(path.join(stagingDir, BLOBS_DIR))));
   if (o.before) {
     work.push(settled(o.before()));
-    // Lets `before` send its first I/O (it starts in a microtask) before the merge below holds the thread.
+    // Lets `before` send its first I/O (it starts in a microtask) before the lock and the merge hold the thread.
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
-  let seen: string | null;
-  let merged: Manifest | null;
-  try {
-    seen = readManifestText(stagingDir);
-    const m =
-      o.opened !== undefined && seen === o.opened.text
-        ? o.opened.manifest
-        : parseManifest(stagingDir, seen, root);
-    merged = mergeInto(m, root, layer, step, record);
-  } catch (err) {
-    // A manifest that cannot be read fails the step, once the work already started has ended.
-    await Promise.all(work);
-    throw err;
-  }
   const file = path.join(stagingDir, MANIFEST_FILE);
-  const tmp = tempNameFor(file);
-  if (merged !== null) work.push(settled(writeTemp(tmp, jsonText(merged), 0o600, true)));
-  const failed = (await Promise.all(work)).find((r) => r !== null) ?? null;
-  if (failed !== null) {
-    await fs.rm(tmp, { force: true });
-    throw failed.reason;
-  }
-  if (merged === null) return false;
-  // Parallel steps of one run, in this process or in other workers, each read, merge and rename the whole
-  // manifest: unserialized, the later rename drops the earlier step's entries and checkpoint.
-  return withFileLock(path.join(stagingDir, `${MANIFEST_FILE}.lock`), async () => {
-    const now = readManifestText(stagingDir);
-    if (now === seen) {
+  try {
+    // Parallel steps of one run, in this process or in other workers, each read, merge and rename the whole
+    // manifest: unserialized, the later rename drops the earlier step's entries and checkpoint. The lock is
+    // taken while `before` runs, never ahead of it, so a step waiting for it has its own SQL commit under way
+    // and holds up nobody's; taken there, its file is made while the fsyncs are in flight.
+    return await withFileLock(path.join(stagingDir, `${MANIFEST_FILE}.lock`), async () => {
+      const seen = readManifestText(stagingDir);
+      const m =
+        o.opened !== undefined && seen === o.opened.text
+          ? o.opened.manifest
+          : parseManifest(stagingDir, seen, root);
+      const merged = mergeInto(m, root, layer, step, record);
+      const tmp = tempNameFor(file);
+      if (merged !== null) {
+        if (o.writeAfter) await settled(o.writeAfter);
+        work.push(settled(writeTemp(tmp, jsonText(merged), 0o600, true)));
+      }
+      const failed = (await Promise.all(work)).find((r) => r !== null) ?? null;
+      if (failed !== null) {
+        await fs.rm(tmp, { force: true });
+        throw failed.reason;
+      }
+      if (merged === null) return false;
       // Synchronous like the lock around it: one metadata syscall, cheaper than a thread-pool round trip.
       renameSync(tmp, file);
       await fsyncDir(stagingDir);
       return true;
-    }
-    await fs.rm(tmp, { force: true });
-    const again = mergeInto(parseManifest(stagingDir, now, root), root, layer, step, record);
-    if (again === null) return false;
-    await atomicWrite(file, jsonText(again), 0o600);
-    return true;
-  });
+    });
+  } catch (err) {
+    // A manifest that cannot be read, or a lock never freed, fails the step once the work under way has ended.
+    await Promise.all(work);
+    throw err;
+  }
 }
 
 /** Null once `p` fulfils, its reason if it rejects: handled from the start, so no rejection goes unhandled. */

@@ -348,10 +348,12 @@ export class ShadowBooth {
       mcp,
     };
     const ws = this.files.workspace;
+    // The SQL row holds the files layer too, so its blobs are durable before it commits.
+    const blobs = sql ? ws.syncBlobs() : null;
+    blobs?.catch(() => {});
     const before = async (): Promise<void> => {
       if (sql) {
-        // The SQL row holds the files layer too, so its blobs are durable before it commits.
-        await this.sqlPart!.completeStep(step.attempt, cp, () => ws.syncBlobs());
+        await this.sqlPart!.completeStep(step.attempt, cp, () => blobs!);
         await this.runtime.faultPoint('step:sql-checkpointed');
       }
       await this.mcp.mergePending(cp.step, cp.mcp);
@@ -359,7 +361,11 @@ export class ShadowBooth {
     await ws.mergeOwnLayer(
       cp.step,
       { attempt: cp.attempt, result: cp.result },
-      { syncBlobs: !sql, ...(sql || mcp !== null ? { before } : {}) },
+      {
+        syncBlobs: !sql,
+        ...(sql || mcp !== null ? { before } : {}),
+        ...(blobs ? { writeAfter: blobs } : {}),
+      },
     );
     // Only escrowed calls make the pending folder.
     if (mcp !== null) await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });

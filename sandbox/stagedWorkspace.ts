@@ -569,7 +569,7 @@ export class StagedWorkspace {
   async mergeOwnLayer(
     step: string,
     record: StepRecord,
-    o: { syncBlobs: boolean; before?: () => Promise<void> },
+    o: { syncBlobs: boolean; before?: () => Promise<void>; writeAfter?: Promise<unknown> },
   ): Promise<boolean> {
     if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
     const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
@@ -581,6 +581,7 @@ export class StagedWorkspace {
       stagingReady: this.stagingReady,
       blobsDirSync: o.syncBlobs && this.layerBlobs,
       ...(o.before ? { before: o.before } : {}),
+      ...(o.writeAfter ? { writeAfter: o.writeAfter } : {}),
     });
   }
 

@@ -1,7 +1,7 @@
 /**
  * Parallel tool steps of one run completing in two worker processes at once: every step's merge into the run's
- * manifest keeps the others', so no step loses its staged files or its checkpoint. A step merges outside the
- * manifest lock and renames under it only if nobody merged since; the second test forces that race.
+ * manifest keeps the others', so no step loses its staged files or its checkpoint; the second test makes one
+ * step merge while another's merge is between its read of the manifest and its rename.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -57,21 +57,22 @@ it('steps completing concurrently in two processes all keep their files and chec
   expect((await ws.changes()).filter((c) => c.path.endsWith('.txt')).length).toBe(2 * STEPS_PER_PROCESS);
 }, 60_000);
 
-it('a step whose checkpoint another step merged past, between its read and its rename, merges again', async () => {
+it("a step merging while another step's merge waits for its SQL commit keeps both", async () => {
   const layers = path.join(path.dirname(fx.staging), 'layers');
   const open = (step: string) =>
     StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging, layerDir: path.join(layers, step) });
   const [a, b] = [await open('a'), await open('b')];
   await a.writeFile('a.txt', 'staged by a');
   await b.writeFile('b.txt', 'staged by b');
-  // A's merged manifest is written to a temp file before its rename; B merges as soon as that temp exists, so
-  // the manifest A merged from is stale when A takes the lock.
+  // A's merged manifest goes to a temp file while its `before` (standing in for the SQL commit) still runs; B
+  // starts merging then, from the manifest A has already read, and must not drop A's step or A drop B's.
   const tempOfA = async () => {
     for (;;) {
       if (fs.readdirSync(fx.staging).some((n) => n.startsWith('.manifest.json.'))) return;
       await new Promise((r) => setTimeout(r, 1));
     }
   };
+  let mergeOfB: Promise<boolean> | null = null;
   const merged = await a.mergeOwnLayer(
     'a',
     { attempt: 1, result: 'a' },
@@ -79,11 +80,13 @@ it('a step whose checkpoint another step merged past, between its read and its r
       syncBlobs: true,
       before: async () => {
         await tempOfA();
-        expect(await b.mergeOwnLayer('b', { attempt: 1, result: 'b' }, { syncBlobs: true })).toBe(true);
+        mergeOfB = b.mergeOwnLayer('b', { attempt: 1, result: 'b' }, { syncBlobs: true });
+        await new Promise((r) => setTimeout(r, 50));
       },
     },
   );
   expect(merged).toBe(true);
+  expect(await mergeOfB).toBe(true);
 
   const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
   expect([ws.stepRecord('a'), ws.stepRecord('b')]).toEqual([
@@ -94,6 +97,5 @@ it('a step whose checkpoint another step merged past, between its read and its r
     'staged by a',
     'staged by b',
   ]);
-  // The temp A merged from the stale manifest is gone, not left beside the manifest.
   expect(fs.readdirSync(fx.staging).filter((n) => n.endsWith('.tmp'))).toEqual([]);
 });
