@@ -8,7 +8,7 @@
  * escrow just before it). A step that ran SQL first commits the whole checkpoint as a row of the shadow, in the
  * transaction holding its statements, so a crash between the two still finds it.
  */
-import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { isCode } from './durable';
 import type { Layer } from './manifest';
@@ -50,14 +50,14 @@ export interface StepStaging {
 /**
  * Marks `attempt` as started with one exclusive create (the common case: a step's first attempt) and returns
  * null; when an earlier attempt's marker is there, leaves it and returns that attempt, and the caller marks
- * this one with `markAttempt` once the earlier staging is gone. Informational, so not fsynced. Synchronous, like
- * the lock files (recorder/lock.ts): a few microseconds of syscalls, where each thread-pool round trip of the
- * promise API costs tens to hundreds of them on every tool step.
+ * this one with `markAttempt` once the earlier staging is gone. The marker is a symbolic link whose target is the
+ * attempt number: one syscall, no data block. Informational, so not fsynced. Synchronous, like the lock files
+ * (recorder/lock.ts): a few microseconds of syscalls, where each thread-pool round trip of the promise API
+ * costs tens to hundreds of them on every tool step.
  */
 export function claimAttempt(markerFile: string, attempt: number): number | null {
-  const data = JSON.stringify({ attempt });
   try {
-    writeFileSync(markerFile, data, { flag: 'wx' });
+    symlinkSync(String(attempt), markerFile);
     return null;
   } catch (err) {
     if (isCode(err, 'ENOENT')) {
@@ -67,18 +67,31 @@ export function claimAttempt(markerFile: string, attempt: number): number | null
     }
     if (!isCode(err, 'EEXIST')) throw err;
   }
+  return markedAttempt(markerFile);
+}
+
+/** The attempt an existing marker names; 0 when it names none (a marker an older version wrote cut short). */
+function markedAttempt(markerFile: string): number {
+  let text: string;
   try {
-    const v = JSON.parse(readFileSync(markerFile, 'utf8')) as { attempt?: unknown };
-    return typeof v.attempt === 'number' ? v.attempt : 0;
-  } catch {
-    // A marker cut short by a crash still says an attempt started.
-    return 0;
+    text = readlinkSync(markerFile);
+  } catch (err) {
+    if (!isCode(err, 'EINVAL')) return 0;
+    // A regular file: the JSON marker of an earlier version.
+    try {
+      const v = JSON.parse(readFileSync(markerFile, 'utf8')) as { attempt?: unknown };
+      return typeof v.attempt === 'number' ? v.attempt : 0;
+    } catch {
+      return 0;
+    }
   }
+  return /^[0-9]+$/.test(text) ? Number(text) : 0;
 }
 
 export function markAttempt(markerFile: string, attempt: number): void {
   mkdirSync(path.dirname(markerFile), { recursive: true, mode: 0o700 });
-  writeFileSync(markerFile, JSON.stringify({ attempt }));
+  releaseAttempt(markerFile);
+  symlinkSync(String(attempt), markerFile);
 }
 
 /** Removes the marker once the step's checkpoint is written (or was there already). */

@@ -130,7 +130,7 @@ describe('a retried tool step stages exactly once', () => {
     await attempt('1', 1, { complete: false });
     // The marker is not fsynced: a power loss may take it and keep the attempt's pending calls.
     const marker = path.join(runtime.runDir('wf', run), 'attempts', '1');
-    expect(fs.existsSync(marker)).toBe(true);
+    expect(fs.lstatSync(marker, { throwIfNoEntry: false })).toBeDefined();
     fs.rmSync(marker);
 
     const retry = await attempt('1', 2);
@@ -157,6 +157,18 @@ describe('a retried tool step stages exactly once', () => {
       'UPDATE counters SET n = n + 10',
     ]);
     await view.close();
+  });
+
+  it('names the discarded attempt from a marker link, or from the JSON marker file an earlier version wrote', async () => {
+    await attempt('1', 1, { complete: false });
+    const marker = path.join(runtime.runDir('wf', run), 'attempts', '1');
+    expect(fs.readlinkSync(marker)).toBe('1');
+    fs.rmSync(marker);
+    fs.writeFileSync(marker, JSON.stringify({ attempt: 3 }));
+    const retry = await attempt('1', 4);
+    expect(retry.staging).toEqual({ attempt: 4, reused: false, discarded: 3 });
+    await commitRun();
+    expect(await readWorld(world)).toEqual(expectedWorld(['1']));
   });
 
   it('a step that fails leaves nothing staged', async () => {
