@@ -657,9 +657,7 @@ export class StagedWorkspace {
       await this.ensureStaging();
       // A layer lives in memory: a crash loses it, and a retry would throw it away anyway; its checkpoint (the
       // manifest write in mergeLayer) carries it to disk.
-      if (this.layer !== null) {
-        // nothing to write
-      } else
+      if (this.layer === null)
         await saveManifest(this.stagingDir, {
           format: MANIFEST_FORMAT,
           root: this.root,

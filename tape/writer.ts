@@ -389,16 +389,19 @@ export class TapeWriter {
     if (this.held) void this.release().catch(() => {});
   }
 
-  private encodeChecked(kind: FrameKind, payload: unknown): Uint8Array {
-    let bytes: Uint8Array;
+  private encode(kind: FrameKind, payload: unknown): Uint8Array {
     try {
-      bytes = encodePayload(payload);
+      return encodePayload(payload);
     } catch (err) {
       throw new TapeUsageError(
         `tape ${this.path}: ${kind} payload is not MessagePack-encodable: ${(err as Error).message}`,
         err,
       );
     }
+  }
+
+  private encodeChecked(kind: FrameKind, payload: unknown): Uint8Array {
+    const bytes = this.encode(kind, payload);
     // The writer applies the reader's own checks, so it can never produce a tape its reader rejects.
     const refs: string[] = [];
     const problem = scanPayload(bytes, this.limits, refs);
@@ -483,15 +486,7 @@ export class TapeWriter {
     this.usable('store a blob');
     const step = options.step ?? Math.max(this.maxStep, 0);
     this.checkStep(step);
-    let bytes: Uint8Array;
-    try {
-      bytes = encodePayload(value);
-    } catch (err) {
-      throw new TapeUsageError(
-        `tape ${this.path}: blob payload is not MessagePack-encodable: ${(err as Error).message}`,
-        err,
-      );
-    }
+    const bytes = this.encode('blob', value);
     return this.storeBlob(bytes, blake3(bytes), step, true);
   }
 

@@ -105,25 +105,19 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       localSinceBarrier = false;
       jukeboxTape.barrier();
     };
-    const recorder = proxyActivities<RecorderActivities>({
+    const recorderOptions = {
       startToCloseTimeout: 60_000,
       retry: {
         maximumAttempts: o.maximumAttempts,
         initialInterval: o.initialRetryIntervalMs,
         backoffCoefficient: 2,
       },
-    });
+    };
+    const recorder = proxyActivities<RecorderActivities>(recorderOptions);
     // The same activity as a local one: sealing the tape is milliseconds of the worker's own I/O, and as a local
     // activity it runs inside the run's last workflow task, which then completes the workflow, instead of
     // costing an activity task and another workflow task. Its seal is fsynced before that task completes.
-    const localRecorder = proxyLocalActivities<RecorderActivities>({
-      startToCloseTimeout: 60_000,
-      retry: {
-        maximumAttempts: o.maximumAttempts,
-        initialInterval: o.initialRetryIntervalMs,
-        backoffCoefficient: 2,
-      },
-    });
+    const localRecorder = proxyLocalActivities<RecorderActivities>(recorderOptions);
     const steps: StepSummary[] = [];
     setHandler(progressQuery, () => steps);
     let started = 0;
