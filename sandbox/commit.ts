@@ -9,6 +9,7 @@ import { atomicWrite, atomicWriteJson, fsyncDir, isCode, lstatOrNull, sha256 } f
 import { PathEscapeError, PathRefusedError, StagingCorruptError, WorkspaceFsError } from './errors';
 import { BLOBS_DIR, type Entry, JOURNAL_FILE, MANIFEST_FILE, readJson, validateEntries } from './manifest';
 import { keyRel } from './paths';
+import { STEP_LOG_FILE } from './stepLog';
 
 export const JOURNAL_FORMAT = 'jukebox-commit/1';
 
@@ -171,10 +172,11 @@ export async function runJournal(
 
 /**
  * The journal goes last: while it exists a restart knows the real tree is already final and only cleanup is
- * left; the manifest goes first so a half-removed area never looks like an uncommitted change set.
+ * left; the manifest and the step log go first so a half-removed area never looks like an uncommitted change set.
  */
 export async function removeStaging(stagingDir: string, fault: FaultHook): Promise<void> {
   await fs.rm(path.join(stagingDir, MANIFEST_FILE), { force: true });
+  await fs.rm(path.join(stagingDir, STEP_LOG_FILE), { force: true });
   await fault('commit:manifest-removed');
   await fs.rm(path.join(stagingDir, BLOBS_DIR), { recursive: true, force: true });
   await fs.rm(path.join(stagingDir, JOURNAL_FILE), { force: true });

@@ -116,3 +116,47 @@ export class CommitConflictError extends JukeboxError {
   }
 }
 crossRealmError('CommitConflictError', CommitConflictError);
+
+/** The step log is shorter than its header: too few bytes (the header is written whole, never torn). */
+export class StepLogTruncatedError extends JukeboxError {
+  readonly file: string;
+  constructor(file: string, size: number, needed: number) {
+    super(
+      'STEP_LOG_TRUNCATED',
+      `step log ${file} has ${size} bytes, fewer than its ${needed}-byte header; it was cut short outside Jukebox: discard() the run's staging, or delete the file if the manifest alone is wanted`,
+      { nonRetryable: true },
+    );
+    this.file = file;
+  }
+}
+crossRealmError('StepLogTruncatedError', StepLogTruncatedError);
+
+/** The step log is not one this version reads (bad magic, another version, non-zero reserved bytes). */
+export class StepLogFormatError extends JukeboxError {
+  readonly file: string;
+  constructor(file: string, detail: string) {
+    super(
+      'STEP_LOG_FORMAT',
+      `step log ${file} is not a Jukebox step log this version reads: ${detail}; open the run with the Jukebox version that wrote it, or discard() its staging`,
+      { nonRetryable: true },
+    );
+    this.file = file;
+  }
+}
+crossRealmError('StepLogFormatError', StepLogFormatError);
+
+/** A step-log record before the end of the log is invalid: not a torn tail, so records after it cannot be trusted. */
+export class StepLogCorruptError extends JukeboxError {
+  readonly file: string;
+  readonly offset: number;
+  constructor(file: string, offset: number, detail: string, cause?: unknown) {
+    super(
+      'STEP_LOG_CORRUPT',
+      `step log ${file} is corrupt at byte ${offset}: ${detail}; inspect it (docs/shadow-booth.md, "The step log"), then discard() the run's staging if it cannot be repaired`,
+      { cause, nonRetryable: true },
+    );
+    this.file = file;
+    this.offset = offset;
+  }
+}
+crossRealmError('StepLogCorruptError', StepLogCorruptError);

@@ -16,6 +16,9 @@ export {
   type PathRefusal,
   PathRefusedError,
   StagingCorruptError,
+  StepLogCorruptError,
+  StepLogFormatError,
+  StepLogTruncatedError,
   WorkspaceConfigError,
   WorkspaceFsError,
 } from './errors';

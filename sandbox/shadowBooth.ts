@@ -321,11 +321,10 @@ export class ShadowBooth {
   /**
    * The step's checkpoint: its staging (files layer, SQL statements, escrowed MCP calls) becomes the run's
    * together with `result`. With SQL, the shadow transaction holding the step's statements commits with the
-   * checkpoint row (the whole checkpoint) first; the escrowed calls join the escrow; then one manifest write
-   * merges the files layer and records the step, its attempt and its result: the checkpoint. A retry before that
-   * write takes the calls back and stages afresh (unless the SQL row exists); one after it reuses the result.
-   * The new manifest's bytes are written and fsynced while the SQL commit and the escrow merge run; only its
-   * rename, the checkpoint itself, waits for them (sandbox/layerMerge.ts).
+   * checkpoint row (the whole checkpoint) first; the escrowed calls join the escrow; then one record appended
+   * to the run's step log and fdatasynced merges the files layer and records the step, its attempt and its
+   * result: the checkpoint (sandbox/layerMerge.ts). A retry before that append takes the calls back and stages
+   * afresh (unless the SQL row exists); one after it reuses the result.
    * A step that staged nothing writes nothing. Returns whether a checkpoint was written. `flushTape: false` is
    * for staging that records no frames of its own (a fork's restore, before the fork's tape has its header).
    */
@@ -348,12 +347,16 @@ export class ShadowBooth {
       mcp,
     };
     const ws = this.files.workspace;
-    // The SQL row holds the files layer too, so its blobs are durable before it commits.
-    const blobs = sql ? ws.syncBlobs() : null;
+    const carried = sql ? ws.checkpointBlobs() : null;
+    if (carried !== null && carried.size > 0)
+      cp.blobs = Object.fromEntries([...carried].map(([h, b]) => [h, b.toString('base64')]));
+    // The SQL row holds the files layer too: with the blobs' bytes, or, past the inline limit, after their names
+    // are durable (a directory fsync the row's insert runs alongside).
+    const blobs = sql && carried === null ? ws.syncBlobs() : null;
     blobs?.catch(() => {});
     const before = async (): Promise<void> => {
       if (sql) {
-        await this.sqlPart!.completeStep(step.attempt, cp, () => blobs!);
+        await this.sqlPart!.completeStep(step.attempt, cp, blobs ? () => blobs : undefined);
         await this.runtime.faultPoint('step:sql-checkpointed');
       }
       await this.mcp.mergePending(cp.step, cp.mcp);
@@ -361,11 +364,7 @@ export class ShadowBooth {
     await ws.mergeOwnLayer(
       cp.step,
       { attempt: cp.attempt, result: cp.result },
-      {
-        syncBlobs: !sql,
-        ...(sql || mcp !== null ? { before } : {}),
-        ...(blobs ? { writeAfter: blobs } : {}),
-      },
+      sql || mcp !== null ? { before } : {},
     );
     // Only escrowed calls make the pending folder.
     if (mcp !== null) await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
@@ -374,7 +373,7 @@ export class ShadowBooth {
     return true;
   }
 
-  /** The calls into the escrow (fsynced), then the manifest write that is the checkpoint; each joins once. */
+  /** The calls into the escrow (fsynced), then the step-log append that is the checkpoint; each joins once. */
   private async mergeStep(cp: StepCheckpoint): Promise<void> {
     await this.mcp.mergePending(cp.step, cp.mcp);
     await StagedWorkspace.mergeLayer({
@@ -383,6 +382,8 @@ export class ShadowBooth {
       layer: cp.files ?? { format: LAYER_FORMAT, root: this.files.workspace.root, set: {}, removed: [] },
       step: cp.step,
       record: { attempt: cp.attempt, result: cp.result },
+      blobs: new Map(Object.entries(cp.blobs ?? {}).map(([h, b64]) => [h, Buffer.from(b64, 'base64')])),
+      faultPoint: (point) => this.runtime.faultPoint(`files:${point}`),
     });
   }
 

@@ -20,7 +20,7 @@ import {
   writeJournal,
 } from './commit';
 import { isText, unifiedDiff } from './diff';
-import { atomicWrite, fsyncDir, lstatOrNull, sha256 } from './durable';
+import { atomicWrite, fsyncDir, isCode, lstatOrNull, sha256 } from './durable';
 import { byRel, removeAt, summarize } from './entryChanges';
 import {
   CommitConflictError,
@@ -29,7 +29,7 @@ import {
   WorkspaceConfigError,
   WorkspaceFsError,
 } from './errors';
-import { writeMerged } from './layerMerge';
+import { loadStaged, materializeBlobs, restoreBlob, type StepLogAt, writeMerged } from './layerMerge';
 import {
   type Base,
   BLOBS_DIR,
@@ -40,11 +40,8 @@ import {
   LAYER_FORMAT,
   type Layer,
   layerOf,
-  loadManifest,
   MANIFEST_FORMAT,
   MARKER_FILE,
-  parseManifest,
-  readManifestText,
   type StepRecord,
   saveManifest,
   validateEntries,
@@ -52,6 +49,7 @@ import {
 import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
 import { readReal, realLstat } from './realTree';
 import { canonicalStaging, DISCARDED_INFIX, findRetired, removeRetired } from './stagingFolder';
+import { MAX_INLINE_BYTES } from './stepLog';
 
 export interface StagedWorkspaceOptions {
   /** The real directory agents work in. Must exist. */
@@ -60,7 +58,8 @@ export interface StagedWorkspaceOptions {
   stagingDir: string;
   /**
    * Called at named points (`stage:before-manifest`, `stage:manifest-written`, `commit:planned`, `commit:journal-written`,
-   * `commit:file-applied:N`, `commit:applied`, `commit:manifest-removed`, `commit:done`) so tests can crash there.
+   * `commit:file-applied:N`, `commit:applied`, `commit:manifest-removed`, `commit:done`; a step layer's checkpoint:
+   * `steplog:mid-append`, `steplog:appended`, `steplog:synced`) so tests can crash there.
    */
   faultPoint?: FaultHook;
   /**
@@ -73,8 +72,8 @@ export interface StagedWorkspaceOptions {
   fileMode?: number;
   dirMode?: number;
   /**
-   * Stage into a step layer in this folder instead of the manifest: reads see the manifest plus the layer, the
-   * manifest stays untouched until `StagedWorkspace.mergeLayer` (a tool step's completion). Such an instance
+   * Stage into a step layer in this folder instead of the manifest: reads see the staging plus the layer, which
+   * joins the staging only through `StagedWorkspace.mergeLayer` (a tool step's completion). Such an instance
    * cannot commit or discard; the booth drops a layer by deleting its folder.
    */
   layerDir?: string;
@@ -149,8 +148,14 @@ export class StagedWorkspace {
   private entries: Record<string, Entry>;
   private pending: boolean;
   /** Layer mode: the folder and the manifest's entries the layer applies to. */
-  private layer: { dir: string; base: Record<string, Entry>; text: string | null } | null = null;
+  private layer: { dir: string; base: Record<string, Entry> } | null = null;
   private steps: Record<string, StepRecord> = {};
+  /** Where the step log ended when this instance read it (sandbox/layerMerge.ts). */
+  private logAt: StepLogAt | null = null;
+  /** Blob bytes the step log carries, for a blob whose name a crash did not keep. */
+  private inline = new Map<string, Buffer>();
+  /** Layer mode: the bytes of the blobs this layer wrote, which its step-log record carries. */
+  private layerBlobData = new Map<string, Buffer>();
   /** Layer mode: this layer refers to a blob whose directory entry may not be fsynced yet (`syncBlobs`). */
   private layerBlobs = false;
   private stagingReady = false;
@@ -180,8 +185,9 @@ export class StagedWorkspace {
   }
 
   /**
-   * Opens the overlay without copying anything: cost is a realpath of the root and reading the manifest, if a
-   * previous process left one (that is how a restarted worker or a Temporal retry sees its staged changes).
+   * Opens the overlay without copying anything: cost is a realpath of the root and reading the manifest and the
+   * step log (sandbox/layerMerge.ts), if a previous process left them (that is how a restarted worker or a
+   * Temporal retry sees its staged changes).
    */
   static async open(o: StagedWorkspaceOptions): Promise<StagedWorkspace> {
     let root: string;
@@ -201,7 +207,7 @@ export class StagedWorkspace {
     let entries: Record<string, Entry> = {};
     let steps: Record<string, StepRecord> = {};
     let pending = false;
-    let text: string | null = null;
+    let staged: ReturnType<typeof loadStaged> | null = null;
     if (st !== null) {
       if (!st.isDirectory() || st.isSymbolicLink())
         throw new WorkspaceConfigError(
@@ -212,11 +218,9 @@ export class StagedWorkspace {
         throw new WorkspaceConfigError(
           `stagingDir ${stagingDir} is a non-empty directory that is not a staging area (no ${MARKER_FILE}); pick an empty or new path`,
         );
-      // Kept as read: a step's checkpoint that finds the same bytes on disk merges without parsing them again.
-      text = readManifestText(stagingDir);
-      const m = parseManifest(stagingDir, text, root);
-      entries = m?.entries ?? {};
-      steps = m?.steps ?? {};
+      staged = loadStaged(stagingDir, root);
+      entries = staged.entries;
+      steps = staged.steps;
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
@@ -224,7 +228,11 @@ export class StagedWorkspace {
     const base = entries;
     const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
     ws.steps = steps;
-    if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base, text };
+    if (staged !== null) {
+      ws.logAt = staged.log;
+      ws.inline = staged.inline;
+    }
+    if (o.layerDir !== undefined) ws.layer = { dir: o.layerDir, base };
     // In the background: open stays O(1), and reclaimed() covers it.
     if (ws.stagingRel === null)
       ws.reclaiming = findRetired(ws.stagingDir).then((dirs) => ws.removeRetired(dirs));
@@ -512,6 +520,8 @@ export class StagedWorkspace {
       };
       await this.fault('commit:planned');
       await this.ensureStaging();
+      // The journal applies from blobs/ alone: blobs only the step log held durably go there first.
+      await materializeBlobs(this.stagingDir, this.inline);
       await writeJournal(this.stagingDir, j);
       this.pending = true;
       await this.fault('commit:journal-written');
@@ -524,24 +534,28 @@ export class StagedWorkspace {
 
   /**
    * Brings this instance in line with the disk after a crash: finishes an interrupted commit, removes a
-   * half-removed staging area, and reloads the manifest. Idempotent.
+   * half-removed staging area, and reloads the manifest and the step log. Idempotent.
    */
   async recover(): Promise<CommitResult> {
     return this.exclusive(async () => {
       const resumed = await this.finishPending();
       if (resumed !== null) return resumed;
-      const m = await loadManifest(this.stagingDir, this.root);
-      this.entries = m?.entries ?? {};
-      if (m === null && (await lstatOrNull(path.join(this.stagingDir, MARKER_FILE))) !== null)
+      const s = loadStaged(this.stagingDir, this.root);
+      this.entries = s.entries;
+      this.steps = s.steps;
+      this.logAt = s.log;
+      this.inline = s.inline;
+      const empty = s.manifest === null && (s.log?.records ?? 0) === 0;
+      if (empty && (await lstatOrNull(path.join(this.stagingDir, MARKER_FILE))) !== null)
         await this.dropStaging();
       return { steps: 0, recovered: false };
     });
   }
 
   /**
-   * Merges a step layer into the manifest in one atomic manifest write, and records the step's id there, so
-   * merging the same layer again (a retry that finds the step's checkpoint) changes nothing. Returns whether
-   * this call merged it.
+   * Merges a step layer into the run's staging with one record appended to the step log (fdatasynced), which
+   * also records the step's id, so merging the same layer again (a retry that finds the step's checkpoint)
+   * changes nothing. Returns whether this call merged it.
    */
   static async mergeLayer(o: {
     root: string;
@@ -549,43 +563,73 @@ export class StagedWorkspace {
     layer: Layer;
     step: string;
     record: StepRecord;
+    /** Bytes of blobs the layer wrote whose names may not be durable (the step's checkpoint carried them). */
+    blobs?: Map<string, Buffer>;
+    faultPoint?: FaultHook;
   }): Promise<boolean> {
     const root = await fs.realpath(path.resolve(o.root));
     const stagingDir = await canonicalStaging(path.resolve(o.stagingDir));
     validateEntries(stagingDir, o.layer.set);
     return writeMerged(root, stagingDir, o.layer, o.step, o.record, {
       stagingReady: false,
-      blobsDirSync: false,
+      blobs: o.blobs ?? new Map(),
+      ...(o.faultPoint ? { fault: o.faultPoint } : {}),
     });
   }
 
   /**
    * Layer mode, at the step's completion: `mergeLayer` of this instance's own layer, without resolving paths
-   * or re-creating a staging area this instance already made. With `syncBlobs`, the directory fsync that makes
-   * the names of blobs this layer wrote durable runs alongside the manifest's data write and fsync, and
-   * finishes before the rename that is the checkpoint; a layer that wrote no blob needs none. `before` is more
-   * durable work that must finish before that rename (sandbox/layerMerge.ts), run alongside too.
+   * or re-creating a staging area this instance already made, reading only the part of the step log appended
+   * since this instance read it. The record carries the bytes of the blobs the layer wrote
+   * (`checkpointBlobs`), so their names need no directory fsync; past the inline limit they get one instead,
+   * before the append. `before` is durable work that must finish before the append (sandbox/layerMerge.ts).
    */
   async mergeOwnLayer(
     step: string,
     record: StepRecord,
-    o: { syncBlobs: boolean; before?: () => Promise<void>; writeAfter?: Promise<unknown> },
+    o: { before?: () => Promise<void> } = {},
   ): Promise<boolean> {
     if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
     const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
+    const blobs = this.checkpointBlobs();
+    const before = o.before;
     return writeMerged(this.root, this.stagingDir, layer, step, record, {
-      opened: {
-        text: this.layer.text,
-        manifest: { format: MANIFEST_FORMAT, root: this.root, entries: this.layer.base, steps: this.steps },
-      },
+      known: { at: this.logAt, steps: this.steps },
       stagingReady: this.stagingReady,
-      blobsDirSync: o.syncBlobs && this.layerBlobs,
-      ...(o.before ? { before: o.before } : {}),
-      ...(o.writeAfter ? { writeAfter: o.writeAfter } : {}),
+      blobs: blobs ?? new Map(),
+      fault: this.fault,
+      ...(blobs === null
+        ? {
+            before: async () => {
+              await this.syncBlobs();
+              await before?.();
+            },
+          }
+        : before
+          ? { before }
+          : {}),
     });
   }
 
-  /** The checkpoint of step `id` in the manifest this instance opened (merged staging, attempt, result). */
+  /**
+   * Layer mode: the bytes of the blobs the layer's entries name that this layer wrote, which its checkpoint
+   * carries; null past MAX_INLINE_BYTES (the names are then made durable with `syncBlobs` instead).
+   */
+  checkpointBlobs(): Map<string, Buffer> | null {
+    const out = new Map<string, Buffer>();
+    let total = 0;
+    for (const e of Object.values(this.layerDelta()?.set ?? {})) {
+      if (e.kind !== 'file' || out.has(e.hash)) continue;
+      const bytes = this.layerBlobData.get(e.hash);
+      if (bytes === undefined) continue;
+      total += bytes.length;
+      if (total > MAX_INLINE_BYTES) return null;
+      out.set(e.hash, bytes);
+    }
+    return out;
+  }
+
+  /** The checkpoint of step `id` in the staging this instance opened (merged staging, attempt, result). */
   stepRecord(id: string): StepRecord | null {
     return this.steps[id] ?? null;
   }
@@ -656,7 +700,7 @@ export class StagedWorkspace {
       await this.fault('stage:before-manifest');
       await this.ensureStaging();
       // A layer lives in memory: a crash loses it, and a retry would throw it away anyway; its checkpoint (the
-      // manifest write in mergeLayer) carries it to disk.
+      // step-log record in mergeLayer) carries it to disk.
       if (this.layer === null)
         await saveManifest(this.stagingDir, {
           format: MANIFEST_FORMAT,
@@ -751,7 +795,15 @@ export class StagedWorkspace {
   }
 
   private async readBlob(hash: string): Promise<Buffer> {
-    return fs.readFile(path.join(this.stagingDir, BLOBS_DIR, hash));
+    try {
+      return await fs.readFile(path.join(this.stagingDir, BLOBS_DIR, hash));
+    } catch (err) {
+      const carried = this.inline.get(hash);
+      if (!isCode(err, 'ENOENT') || carried === undefined) throw err;
+      // A crash kept the step-log record that carries it but not the blob's name: put it back.
+      await restoreBlob(path.join(this.stagingDir, BLOBS_DIR), hash, carried);
+      return Buffer.from(carried);
+    }
   }
 
   private async putBlob(data: Buffer): Promise<string> {
@@ -762,7 +814,10 @@ export class StagedWorkspace {
     if ((await lstatOrNull(file)) === null)
       await atomicWrite(file, data, 0o600, undefined, this.layer !== null ? 'data' : true);
     // Also for a blob already there: a killed attempt may have left it without its directory fsync.
-    if (this.layer !== null) this.layerBlobs = true;
+    if (this.layer !== null) {
+      this.layerBlobs = true;
+      this.layerBlobData.set(hash, data);
+    }
     return hash;
   }
 

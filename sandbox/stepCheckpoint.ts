@@ -3,10 +3,11 @@
  * this result. A retried attempt that finds it returns the recorded result and stages nothing; one that does
  * not find it throws the earlier attempt's partial staging away and starts clean. Never both.
  *
- * The checkpoint is the step's record in the run's files manifest (`steps[id]`: attempt and result), written by
- * the one atomic, fsynced manifest write that also merges the step's files layer (escrowed MCP calls join the
- * escrow just before it). A step that ran SQL first commits the whole checkpoint as a row of the shadow, in the
- * transaction holding its statements, so a crash between the two still finds it.
+ * The checkpoint is the step's record in the run's files step log (sandbox/stepLog.ts: attempt, result, the
+ * step's files layer and the bytes of the blobs it wrote), appended and fdatasynced (escrowed MCP calls join the
+ * escrow just before it); the run's change set is the manifest plus that log. A step that ran SQL first commits
+ * the whole checkpoint as a row of the shadow, in the transaction holding its statements, so a crash between
+ * the two still finds it.
  */
 import { mkdirSync, readFileSync, readlinkSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -36,6 +37,11 @@ export interface StepCheckpoint {
   result: unknown;
   /** What the step staged in files and MCP: merged into the run's staging from here, so it is never lost. */
   files: Layer | null;
+  /**
+   * Base64 bytes of the blobs the files layer wrote, by sha256, so the checkpoint holds them without their
+   * names in `blobs/` being durable; absent when they were too large to carry (their names were fsynced).
+   */
+  blobs?: Record<string, string>;
   mcp: { id: string; calls: EscrowedCall[] } | null;
 }
 

@@ -1,10 +1,9 @@
 /**
  * Parallel tool steps of one run completing in two worker processes at once: every step's merge into the run's
- * manifest keeps the others', so no step loses its staged files or its checkpoint; the second test makes one
- * step merge while another's merge is between its read of the manifest and its rename.
+ * staging keeps the others', so no step loses its staged files or its checkpoint; the second test makes one
+ * step merge while another's merge waits for its SQL commit, after it read the step log at open.
  */
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { StagedWorkspace } from '../../sandbox';
@@ -64,29 +63,20 @@ it("a step merging while another step's merge waits for its SQL commit keeps bot
   const [a, b] = [await open('a'), await open('b')];
   await a.writeFile('a.txt', 'staged by a');
   await b.writeFile('b.txt', 'staged by b');
-  // A's merged manifest goes to a temp file while its `before` (standing in for the SQL commit) still runs; B
-  // starts merging then, from the manifest A has already read, and must not drop A's step or A drop B's.
-  const tempOfA = async () => {
-    for (;;) {
-      if (fs.readdirSync(fx.staging).some((n) => n.startsWith('.manifest.json.'))) return;
-      await new Promise((r) => setTimeout(r, 1));
-    }
-  };
-  let mergeOfB: Promise<boolean> | null = null;
+  // A's `before` (standing in for its SQL commit) runs while B merges whole: A then appends after B's record,
+  // reading the log only from where it ended when A opened, and must neither drop B's step nor lose its own.
+  let mergeOfB: boolean | null = null;
   const merged = await a.mergeOwnLayer(
     'a',
     { attempt: 1, result: 'a' },
     {
-      syncBlobs: true,
       before: async () => {
-        await tempOfA();
-        mergeOfB = b.mergeOwnLayer('b', { attempt: 1, result: 'b' }, { syncBlobs: true });
-        await new Promise((r) => setTimeout(r, 50));
+        mergeOfB = await b.mergeOwnLayer('b', { attempt: 1, result: 'b' });
       },
     },
   );
   expect(merged).toBe(true);
-  expect(await mergeOfB).toBe(true);
+  expect(mergeOfB).toBe(true);
 
   const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
   expect([ws.stepRecord('a'), ws.stepRecord('b')]).toEqual([
@@ -97,5 +87,10 @@ it("a step merging while another step's merge waits for its SQL commit keeps bot
     'staged by a',
     'staged by b',
   ]);
-  expect(fs.readdirSync(fx.staging).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  // Merging a again (a retry that raced the first) appends nothing.
+  expect(await (await open('a')).mergeOwnLayer('a', { attempt: 2, result: 'again' })).toBe(false);
+  expect((await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging })).stepRecord('a')).toEqual({
+    attempt: 1,
+    result: 'a',
+  });
 });

@@ -1,6 +1,6 @@
 /**
  * A worker process completing tool steps of one run, all at once: each step stages a file in its own layer and
- * merges it into the run's manifest (the step checkpoint), like parallel activities on one worker.
+ * appends it to the run's step log (the step checkpoint), like parallel activities on one worker.
  */
 import path from 'node:path';
 import { StagedWorkspace } from '../../sandbox';
@@ -23,13 +23,7 @@ async function main(): Promise<void> {
   await Promise.all(
     opened.map(async (ws, i) => {
       await ws.writeFile(`${steps[i]}.txt`, `staged by step ${steps[i]}`);
-      await ws.mergeOwnLayer(
-        steps[i]!,
-        { attempt: 1, result: { step: steps[i] } },
-        {
-          syncBlobs: true,
-        },
-      );
+      await ws.mergeOwnLayer(steps[i]!, { attempt: 1, result: { step: steps[i] } });
     }),
   );
 }
