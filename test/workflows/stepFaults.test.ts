@@ -1,7 +1,8 @@
 /**
  * SIGKILL the worker at every named point inside a tool step, one after the other across processes (before
  * staging; mid-staging after the files, the SQL, the MCP and the shell part; after staging before the
- * checkpoint; after the checkpoint; after the step completed), let Temporal retry on a fresh worker each time,
+ * checkpoint; between the SQL checkpoint row and the step-log record; mid-append, after the append, after its
+ * fdatasync; after the checkpoint; after the step completed), let Temporal retry on a fresh worker each time,
  * let the run commit, and check the real ledger, the SQLite or PostgreSQL tables and the MCP outbox hold each
  * effect exactly once, and that the tape says which attempt's staging counted.
  */
@@ -24,7 +25,9 @@ const ENTRY = 'test/workflows/fixtures/stepFaultWorker.ts';
 /**
  * In the order a step passes them: the first step's attempts 1-8 each die at the next one (8 reuses 7's
  * checkpoint and dies after completing), then the second step's first attempt dies between committing its
- * SQL with the checkpoint row and writing the checkpoint file, so its retry reuses the row.
+ * SQL with the checkpoint row and appending its checkpoint record to the step log, so its retry reuses the row;
+ * that retry dies halfway through writing the record (a torn tail), the next one once the record is written
+ * but not fdatasynced (so the one after finds it in the log and reuses it), and that one after its fdatasync.
  */
 const STEP_CRASH_POINTS = [
   'step:begun',
@@ -36,6 +39,9 @@ const STEP_CRASH_POINTS = [
   'step:checkpointed',
   'step:completed',
   'step:sql-checkpointed',
+  'files:steplog:mid-append',
+  'files:steplog:appended',
+  'files:steplog:synced',
 ];
 
 describe('a tool step killed at every point stages each effect exactly once', () => {
