@@ -137,9 +137,9 @@ export async function writeMerged(
       const bytes = encodeRecord({ step, ...record, layer, blobs: o.blobs });
       // Two writes, so a fault test can kill the process between them: a record cut short on disk.
       const half = bytes.length >> 1;
-      writeSync(fd, bytes, 0, half, tail.end);
+      writeAllSync(fd, bytes.subarray(0, half), tail.end);
       await fault('steplog:mid-append');
-      writeSync(fd, bytes, half, bytes.length - half, tail.end + half);
+      writeAllSync(fd, bytes.subarray(half), tail.end + half);
       await fault('steplog:appended');
       return { records: tail.records + 1, end: tail.end + bytes.length };
     });
@@ -151,6 +151,12 @@ export async function writeMerged(
   } finally {
     if (fd >= 0) closeSync(fd);
   }
+}
+
+/** Writes all of `bytes` at `position` (a regular file may take fewer bytes in one call). */
+function writeAllSync(fd: number, bytes: Buffer, position: number): void {
+  for (let done = 0; done < bytes.length; )
+    done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
 /** The log opened for writing; made on first use (a new file: its name made durable once, here). */

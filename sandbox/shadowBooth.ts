@@ -21,6 +21,7 @@ import {
   type BoothStep,
   CHECKPOINT_FORMAT,
   claimAttempt,
+  MAX_ROW_BLOB_BYTES,
   markAttempt,
   releaseAttempt,
   type StepCheckpoint,
@@ -347,11 +348,12 @@ export class ShadowBooth {
       mcp,
     };
     const ws = this.files.workspace;
-    const carried = sql ? ws.checkpointBlobs() : null;
+    const carried = sql ? ws.checkpointBlobs(MAX_ROW_BLOB_BYTES) : null;
     if (carried !== null && carried.size > 0)
       cp.blobs = Object.fromEntries([...carried].map(([h, b]) => [h, b.toString('base64')]));
-    // The SQL row holds the files layer too: with the blobs' bytes, or, past the inline limit, after their names
-    // are durable (a directory fsync the row's insert runs alongside).
+    // The SQL row holds the files layer too: with the blobs' bytes, or, past a row's inline limit (a large row
+    // costs the SQL commit more than a directory fsync), after their names are durable (a directory fsync the
+    // row's insert runs alongside).
     const blobs = sql && carried === null ? ws.syncBlobs() : null;
     blobs?.catch(() => {});
     const before = async (): Promise<void> => {

@@ -613,9 +613,9 @@ export class StagedWorkspace {
 
   /**
    * Layer mode: the bytes of the blobs the layer's entries name that this layer wrote, which its checkpoint
-   * carries; null past MAX_INLINE_BYTES (the names are then made durable with `syncBlobs` instead).
+   * carries; null past `limit` bytes (the names are then made durable with `syncBlobs` instead).
    */
-  checkpointBlobs(): Map<string, Buffer> | null {
+  checkpointBlobs(limit = MAX_INLINE_BYTES): Map<string, Buffer> | null {
     const out = new Map<string, Buffer>();
     let total = 0;
     for (const e of Object.values(this.layerDelta()?.set ?? {})) {
@@ -623,7 +623,7 @@ export class StagedWorkspace {
       const bytes = this.layerBlobData.get(e.hash);
       if (bytes === undefined) continue;
       total += bytes.length;
-      if (total > MAX_INLINE_BYTES) return null;
+      if (total > limit) return null;
       out.set(e.hash, bytes);
     }
     return out;

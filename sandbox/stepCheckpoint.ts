@@ -17,6 +17,12 @@ import type { EscrowedCall } from './mcp/escrow';
 
 export const CHECKPOINT_FORMAT = 'jukebox-step-checkpoint/1';
 /**
+ * Blob bytes a SQL checkpoint row carries at most (base64 in the row); past it the blobs' names are fsynced
+ * before the row commits instead. Measured: up to a few KiB the bytes in the row cost the commit less than the
+ * directory fsync; a row of megabytes would cost far more.
+ */
+export const MAX_ROW_BLOB_BYTES = 64 * 1024;
+/**
  * The folder of attempt markers in a run's folder: `attempts/<step>` is written when an attempt starts, so the
  * next one knows an earlier attempt may have left partial staging and can say which attempt's it threw away.
  * Apart from `steps/`, so no step id's pending folder can be another step's marker.

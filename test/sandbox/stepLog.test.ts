@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import knexFactory from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
   StagedWorkspace,
@@ -15,7 +16,7 @@ import {
 } from '../../sandbox';
 import { COMPACT_RECORDS } from '../../sandbox/layerMerge';
 import { BoothRuntime } from '../../sandbox/shadowBooth';
-import { readStepLog, STEP_LOG_FILE, STEP_LOG_HEADER_BYTES } from '../../sandbox/stepLog';
+import { MAX_INLINE_BYTES, readStepLog, STEP_LOG_FILE, STEP_LOG_HEADER_BYTES } from '../../sandbox/stepLog';
 import { type Fixture, makeFixture } from './helpers';
 
 let fx: Fixture;
@@ -117,6 +118,61 @@ it('a blob whose name a crash lost comes back from the record that carries it', 
   fs.rmSync(path.join(filesDir(), 'blobs', hash));
   await (await StagedWorkspace.open({ root: fx.root, stagingDir: filesDir() })).commit();
   expect(fs.readFileSync(path.join(fx.root, 'ledger.csv'), 'utf8')).toBe('kind,ref\npayment,s1\n');
+});
+
+it('a step whose blobs pass the inline limit carries none: their names are fsynced before its record', async () => {
+  const opened = await runtime.openStep('wf', 'run', { id: 'big', attempt: 1 });
+  await opened.booth.files.writeFile('big.bin', Buffer.alloc(MAX_INLINE_BYTES + 1, 7));
+  await opened.booth.files.writeFile('small.txt', 'small');
+  await opened.booth.completeStep('done');
+  await opened.booth.close();
+  const [record] = readStepLog(logFile())!.records;
+  expect(record!.blobs.size).toBe(0);
+  expect(Object.keys(record!.layer.set).sort()).toEqual(['big.bin', 'small.txt']);
+  const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: filesDir() });
+  expect((await ws.readFile('big.bin')).equals(Buffer.alloc(MAX_INLINE_BYTES + 1, 7))).toBe(true);
+});
+
+it('a SQL step killed before its record is reused from its row, which carries the blobs a crash lost', async () => {
+  const db = path.join(fx.base, 'db.sqlite');
+  fs.writeFileSync(db, '');
+  const k = knexFactory({ client: 'sqlite3', connection: { filename: db }, useNullAsDefault: true });
+  await k.raw('CREATE TABLE counters (name TEXT PRIMARY KEY, n INTEGER NOT NULL)');
+  await k.raw("INSERT INTO counters VALUES ('payments', 0)");
+  await k.destroy();
+  await runtime.close();
+  runtime = new BoothRuntime({
+    workspaceRoot: fx.root,
+    stagingRoot: path.join(fx.base, 'staging'),
+    sqlite: db,
+    faultPoint: (point) => {
+      if (point === dieAt) throw new Error(`died at ${point}`);
+    },
+  });
+  const step = async (n: number) => {
+    const opened = await runtime.openStep('wf', 'run', { id: 's1', attempt: n });
+    try {
+      if (opened.reused) return opened.staging;
+      await opened.booth.files.appendFile('ledger.csv', 'payment,s1\n');
+      await (await opened.booth.sql()).query('UPDATE counters SET n = n + 1');
+      await opened.booth.completeStep('recorded');
+      return opened.staging;
+    } finally {
+      await opened.booth.close();
+    }
+  };
+  dieAt = 'step:sql-checkpointed';
+  await expect(step(1)).rejects.toThrow('died at step:sql-checkpointed');
+  dieAt = null;
+  expect(readStepLog(logFile())).toBe(null);
+  // A power loss took the names of the blobs the step wrote: only the row has their bytes.
+  fs.rmSync(path.join(filesDir(), 'blobs'), { recursive: true });
+  fs.mkdirSync(path.join(filesDir(), 'blobs'));
+  expect(await step(2)).toEqual({ attempt: 1, reused: true });
+  expect([...readStepLog(logFile())!.records[0]!.blobs.values()].map(String)).toEqual([
+    'kind,ref\npayment,s1\n',
+  ]);
+  expect(await committedLedger()).toBe('kind,ref\npayment,s1\n');
 });
 
 it('compaction folds the log into the manifest and every step stays staged once', async () => {
