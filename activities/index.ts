@@ -1,4 +1,5 @@
 /** Every activity of a Jukebox worker: all of an agent's I/O lives here, never in workflows. */
+export { AfterStepInterceptor, afterStep } from './afterStep';
 export {
   type BoothStepInput,
   type CommitActivities,

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { withBoothMark } from '../agent/toolStepResult';
 import { BreakerFeatureSource, type FeatureRequest } from '../breaker/featureSource';
-import type { MessageFeatures } from '../breaker/features';
+import type { DeferredEmbedding, MessageFeatures } from '../breaker/features';
 import { guardStream } from '../breaker/guardStream';
 import type { StreamBudget } from '../breaker/streamGuard';
 import { answerInheritedLlmStep, answerInheritedToolStep } from '../fork/inheritedSteps';
@@ -14,6 +14,7 @@ import type { WithObservations } from '../recorder/observations';
 import type { BoothRuntime } from '../sandbox/shadowBooth';
 import type { StepStaging } from '../sandbox/stepCheckpoint';
 import type { ToolRegistry } from '../tools/toolRegistry';
+import { afterStep } from './afterStep';
 
 export interface LlmStepInput extends WithObservations {
   step: number;
@@ -30,6 +31,8 @@ export interface LlmStepInput extends WithObservations {
 export interface LlmStepObservation {
   usd: number;
   features: MessageFeatures;
+  /** The embeddings of earlier answers that deferred theirs (`breaker.pendingEmbeddings` of the input). */
+  embedded?: DeferredEmbedding[];
 }
 
 export type LlmStepResult = LlmResponse & { breaker?: LlmStepObservation };
@@ -64,6 +67,14 @@ export function createStepActivities(deps: StepActivityDeps) {
       const tape = currentActivityTape();
       if (input.inherit) return answerInheritedLlmStep({ ...input, inherit: input.inherit }, tape);
       await tape?.llmRequest(input.request);
+      const exec = ctx.info.workflowExecution;
+      const run = exec ? `${exec.workflowId}/${exec.runId}` : '';
+      // Earlier answers' deferred embeddings: normally done while the workflow ran the tool steps; a miss (another
+      // worker deferred it) is computed on the embedding thread while the model answers.
+      if (input.breaker) features ??= new BreakerFeatureSource();
+      const embedded = input.breaker?.pendingEmbeddings?.length
+        ? features?.collectDeferred(input.breaker, run)
+        : undefined;
       // The SDK sends a step's first heartbeat at once (it throttles only later ones), and the server writes each
       // one to the run's state: a write per model step that finishes in milliseconds. A step heartbeats once it
       // has run a tenth of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
@@ -83,8 +94,7 @@ export function createStepActivities(deps: StepActivityDeps) {
           }),
       );
       tape?.llmResponse(response);
-      if (!input.breaker) return response;
-      features ??= new BreakerFeatureSource();
+      if (!input.breaker || !features) return response;
       const observed: LlmStepObservation = {
         usd: costOf({ provider: input.request.provider, model: input.request.model, usage: response.usage }),
         features: await features.features(
@@ -94,7 +104,9 @@ export function createStepActivities(deps: StepActivityDeps) {
           },
           input.breaker,
           ctx.cancellationSignal,
+          run ? { run, step: input.step, startWhen: afterStep } : undefined,
         ),
+        ...(embedded ? { embedded: await embedded } : {}),
       };
       return { ...response, breaker: observed };
     },

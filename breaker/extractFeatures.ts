@@ -6,6 +6,8 @@ import { canonicalToolCall, charTrigrams, normalizeText, shortHash } from './tex
 
 export interface FeatureDeps {
   embedder?: Embedder;
+  /** Given: the embedding is not awaited; this starts it and the features say `embeddingDeferred`. */
+  deferEmbedding?: (text: string) => void;
   python?: string;
   signal?: AbortSignal;
 }
@@ -23,6 +25,10 @@ export function quantizeEmbedding(vector: readonly number[]): number[] {
 }
 
 const reasonOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** What `degraded` says when the embedder failed on a message. */
+export const embedderFailed = (embedder: Embedder, err: unknown): string =>
+  `embedder ${embedder.name} failed (${reasonOf(err)}); semantic detector fell back to character 3-gram TF-IDF`;
 
 /**
  * Everything the detectors need about one message. Parsing and embedding failures never fail the breaker: the
@@ -51,13 +57,14 @@ export async function extractFeatures(
   if (long) {
     features.exactKey = shortHash(normalized);
     features.ngrams = charTrigrams(normalized);
-    if (deps.embedder)
+    if (deps.embedder && deps.deferEmbedding) {
+      deps.deferEmbedding(message.text);
+      features.embeddingDeferred = true;
+    } else if (deps.embedder)
       try {
         features.embedding = quantizeEmbedding(await deps.embedder.embed(message.text, deps.signal));
       } catch (err) {
-        degraded.push(
-          `embedder ${deps.embedder.name} failed (${reasonOf(err)}); semantic detector fell back to character 3-gram TF-IDF`,
-        );
+        degraded.push(embedderFailed(deps.embedder, err));
       }
   }
   try {

@@ -20,6 +20,12 @@ export interface MessageFeatures {
   ngrams?: Record<string, number>;
   /** Sentence embedding (local model or remote endpoint), L2-normalized by the local model. */
   embedding?: number[];
+  /**
+   * The message makes tool calls, so the detectors do not compare its own meaning: its embedding is only needed
+   * once a later message is compared with it, and comes back with the run's next model step
+   * (`DeferredEmbedding`), which fills it in before that step's message is checked.
+   */
+  embeddingDeferred?: true;
   codeShapes: CodeShape[];
   /** Set when the embedder (or the code parser) failed: the semantic detector fell back to the n-grams. */
   degraded?: string;
@@ -29,4 +35,13 @@ export interface MessageFeatures {
 export interface BreakerMessage {
   text: string;
   toolCalls?: { name: string; arguments: Record<string, unknown> }[];
+}
+
+/** The embedding of an earlier message that deferred it, as a later model step returns it. */
+export interface DeferredEmbedding {
+  /** The step whose answer deferred it. */
+  step: number;
+  embedding?: number[];
+  /** Set when the embedder failed: the message keeps only its n-grams. */
+  degraded?: string;
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { crossRealmError, JukeboxError } from '../errors';
 import type { Embedder } from './embedder';
+import { EmbeddingThread } from './embeddingThread';
 import { type TokenizerJson, WordPieceTokenizer } from './wordPieceTokenizer';
 
 /** Where scripts/embedding-model.sh installs the model (`npm test` and `npm run bench` run it). */
@@ -38,18 +39,17 @@ export class EmbeddingModelUnavailableError extends JukeboxError {
 }
 crossRealmError('EmbeddingModelUnavailableError', EmbeddingModelUnavailableError);
 
-type Ort = typeof import('onnxruntime-node');
 interface Loaded {
-  ort: Ort;
-  session: import('onnxruntime-node').InferenceSession;
+  thread: EmbeddingThread;
   tokenizer: WordPieceTokenizer;
 }
 
 /**
- * all-MiniLM-L6-v2 (int8-quantized ONNX) run in-process with onnxruntime-node: WordPiece tokens in, mean of
- * the last hidden states over the real tokens out, L2-normalized, as sentence-transformers computes it. No
- * network: the model is a file installed by scripts/embedding-model.sh. Loaded on first use; a failed load is
- * remembered, so every later message reports the same typed error instead of retrying a missing file.
+ * all-MiniLM-L6-v2 (int8-quantized ONNX) run in-process with onnxruntime-node on a thread of its own
+ * (embeddingThread.ts): WordPiece tokens in, the mean of the last hidden states over the real tokens out,
+ * L2-normalized, as sentence-transformers computes it. No network: the model is a file installed by
+ * scripts/embedding-model.sh. Loaded on first use; a failed load is remembered, so every later message reports
+ * the same typed error instead of retrying a missing file.
  */
 export class LocalModelEmbedder implements Embedder {
   readonly name: string;
@@ -80,18 +80,14 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
+      // One thread inside the session: the breaker shares the worker's cores with the agents it watches.
+      const thread = new EmbeddingThread(onnx, {
+        intraOpNumThreads: 1,
+        interOpNumThreads: 1,
+        graphOptimizationLevel: 'all',
+      });
       try {
-        const ort = (await import('onnxruntime-node')) as Ort;
-        // One thread: the breaker shares the worker's cores with the agents it watches.
-        const session = await ort.InferenceSession.create(onnx, {
-          intraOpNumThreads: 1,
-          interOpNumThreads: 1,
-          graphOptimizationLevel: 'all',
-        });
-        for (const input of ['input_ids', 'attention_mask'])
-          if (!session.inputNames.includes(input))
-            throw new Error(`the model has no ${input} input (inputs: ${session.inputNames.join(', ')})`);
-        return { ort, session, tokenizer };
+        await thread.ready;
       } catch (err) {
         throw new EmbeddingModelUnavailableError(
           this.modelDir,
@@ -99,33 +95,19 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
+      return { thread, tokenizer };
     })();
     return this.loading;
   }
 
   async embed(text: string): Promise<number[]> {
-    const { ort, session, tokenizer } = await this.load();
-    const ids = tokenizer.encode(text, this.maxTokens);
-    const n = ids.length;
-    const big = (xs: number[]) => BigInt64Array.from(xs, (x) => BigInt(x));
-    const feeds: Record<string, import('onnxruntime-node').Tensor> = {
-      input_ids: new ort.Tensor('int64', big(ids), [1, n]),
-      attention_mask: new ort.Tensor('int64', big(ids.map(() => 1)), [1, n]),
-    };
-    if (session.inputNames.includes('token_type_ids'))
-      feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(n), [1, n]);
-    const out = await session.run(feeds);
-    const hidden = out[session.outputNames[0]!]!;
-    const data = hidden.data as Float32Array;
-    const dim = hidden.dims[2]!;
-    const mean = new Array<number>(dim).fill(0);
-    for (let t = 0; t < n; t++) for (let d = 0; d < dim; d++) mean[d]! += data[t * dim + d]!;
-    let norm = 0;
-    for (let d = 0; d < dim; d++) {
-      mean[d] = mean[d]! / n;
-      norm += mean[d]! * mean[d]!;
-    }
-    norm = Math.sqrt(norm) || 1;
-    return mean.map((v) => v / norm);
+    const { thread, tokenizer } = await this.load();
+    return thread.embed(tokenizer.encode(text, this.maxTokens));
+  }
+
+  /** Stops the model's thread; a later embed() fails. Workers never need this (the thread does not hold the process). */
+  async close(): Promise<void> {
+    const loaded = await this.loading?.catch(() => undefined);
+    await loaded?.thread.close();
   }
 }

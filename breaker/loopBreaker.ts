@@ -136,6 +136,32 @@ export class LoopBreaker {
     };
   }
 
+  /** The index the track's next message gets (observeMessage numbers them from 0). */
+  nextMessageIndex(track: string): number {
+    return this.tracks.get(track)?.messages ?? 0;
+  }
+
+  /** Whether a message is still in its track's window (only those are compared with later ones). */
+  inWindow(track: string, index: number): boolean {
+    return this.tracks.get(track)?.window.some((e) => e.index === index) ?? false;
+  }
+
+  /**
+   * Gives a windowed message the embedding it deferred (`embeddingDeferred`), before any later message is
+   * compared with it; a failed embedding leaves it its n-grams and is reported like a failure at the time.
+   */
+  fillEmbedding(track: string, index: number, filled: { embedding?: number[]; degraded?: string }): void {
+    const entry = this.tracks.get(track)?.window.find((e) => e.index === index);
+    if (!entry?.features.embeddingDeferred) return;
+    const { embeddingDeferred: _, ...features } = entry.features;
+    if (filled.embedding) features.embedding = filled.embedding;
+    if (filled.degraded) {
+      features.degraded = features.degraded ? `${features.degraded}; ${filled.degraded}` : filled.degraded;
+      this.degraded.push(`track ${track} message ${index}: ${filled.degraded}`);
+    }
+    entry.features = features;
+  }
+
   /** Adds a message to its track's window; trips when it repeats earlier ones in the window. */
   observeMessage(track: string, features: MessageFeatures): BreakerTrip | undefined {
     const s = this.state(track);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createStepActivities, FailureMappingInterceptor } from '../activities';
+import { AfterStepInterceptor, createStepActivities, FailureMappingInterceptor } from '../activities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createBreakerActivities } from '../breaker/activities';
 import { BreakerFeatureSource } from '../breaker/featureSource';
@@ -109,9 +109,11 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
       ? { workflowBundle: bundle }
       : { workflowsPath: options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH }),
     activities,
-    // FailureMapping first, so it is the outer one: the recorder sees the original typed errors.
+    // AfterStep outermost: its work starts once everything inside (the tape's closing fsync included) is done.
+    // FailureMapping before the recorder, so the recorder sees the original typed errors.
     interceptors: {
       activity: [
+        () => ({ inbound: new AfterStepInterceptor() }),
         ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),
         () => ({ inbound: new FailureMappingInterceptor() }),
         ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),

@@ -68,6 +68,11 @@ function summarizeLlm(index: number, response: LlmResponse): StepSummary {
   };
 }
 
+function breakerRequest(guard: WorkflowBreaker, watch: FeatureRequest): FeatureRequest {
+  const pending = guard.pendingEmbeddings();
+  return pending.length ? { ...watch, pendingEmbeddings: pending } : watch;
+}
+
 /**
  * Turns an agent into a Temporal workflow: the agent function is the workflow body, each `ctx.llm` / `ctx.tool`
  * is an activity, `ctx.random` / `ctx.now` are the workflow's deterministic random and clock.
@@ -165,7 +170,9 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         await breakerSteps.breakerRecordTrip({ step: started++, trip });
       });
       guard.start(config);
-      watch = { minChars: config.minChars, embedder: config.embedder };
+      // A tool turn's embedding comes back with the next model step (WorkflowBreaker.pendingEmbeddings): the
+      // detectors never compare a tool turn's own meaning, only later messages with it.
+      watch = { minChars: config.minChars, embedder: config.embedder, deferToolTurnEmbeddings: true };
     }
     const track = agent.name;
 
@@ -202,7 +209,9 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
                 request: sent,
                 ...lineage.stepInput(step),
                 ...takeObservations(),
-                ...(guard && watch ? { budget: guard.budget(track), breaker: watch } : {}),
+                ...(guard && watch
+                  ? { budget: guard.budget(track), breaker: breakerRequest(guard, watch) }
+                  : {}),
               }));
           } catch (err) {
             if (!guard) throw err;
@@ -222,6 +231,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
                 usd: seen.usd,
               },
               seen.features,
+              { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
             );
           return response;
         }

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import type { BreakerConfig } from '../breaker/config';
 import { BreakerTrippedError } from '../breaker/errors';
-import type { MessageFeatures } from '../breaker/features';
+import type { DeferredEmbedding, MessageFeatures } from '../breaker/features';
 import { LoopBreaker, type StepSpend } from '../breaker/loopBreaker';
 import { type BreakerDecision, breakerCloseSignal, breakerStatusQuery } from '../breaker/signals';
 import type { StreamBudget } from '../breaker/streamGuard';
@@ -27,6 +27,8 @@ export class WorkflowBreaker {
   private decision: BreakerDecision | undefined;
   private openTrip: BreakerTrip | undefined;
   private resumeWindowMs = 0;
+  /** Messages whose embedding the next model step brings back (MessageFeatures.embeddingDeferred). */
+  private deferred: { track: string; step: number; index: number; text: string }[] = [];
   trips = 0;
   resumed = 0;
 
@@ -97,11 +99,37 @@ export class WorkflowBreaker {
     await this.onTrip(trip, true);
   }
 
-  /** A finished model step: its spend (cost cap, velocity), then its message (repetition detectors). */
-  async observeStep(track: string, spend: StepSpend, features: MessageFeatures | undefined): Promise<void> {
+  /** What the next model step must embed: earlier answers that deferred their embeddings, still windowed. */
+  pendingEmbeddings(): { step: number; text: string }[] {
     const b = this.armed;
+    this.deferred = this.deferred.filter((d) => b.inWindow(d.track, d.index));
+    return this.deferred.map(({ step, text }) => ({ step, text }));
+  }
+
+  /**
+   * A finished model step: the embeddings it brings back for earlier answers go into the window first (no
+   * message is compared with an answer before its embedding is there), then its spend (cost cap, velocity),
+   * then its message (repetition detectors). `answer` is the step's number and text, kept while the answer's
+   * own embedding is deferred.
+   */
+  async observeStep(
+    track: string,
+    spend: StepSpend,
+    features: MessageFeatures | undefined,
+    answer?: { step: number; text: string; embedded?: DeferredEmbedding[] },
+  ): Promise<void> {
+    const b = this.armed;
+    for (const e of answer?.embedded ?? []) {
+      const at = this.deferred.findIndex((d) => d.step === e.step);
+      if (at < 0) continue;
+      const [d] = this.deferred.splice(at, 1);
+      if (e.degraded) log.warn('circuit breaker detector degraded', { track: d!.track, why: e.degraded });
+      b.fillEmbedding(d!.track, d!.index, e);
+    }
     const spendTrip = b.observeSpend(track, spend);
     if (features?.degraded) log.warn('circuit breaker detector degraded', { track, why: features.degraded });
+    if (features?.embeddingDeferred && answer)
+      this.deferred.push({ track, step: answer.step, index: b.nextMessageIndex(track), text: answer.text });
     const trip = spendTrip ?? (features ? b.observeMessage(track, features) : undefined);
     if (trip) await this.onTrip(trip, false);
   }

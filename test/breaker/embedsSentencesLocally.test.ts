@@ -5,6 +5,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BreakerConfigError, resolveBreakerConfig } from '../../breaker';
 import { extractFeatures } from '../../breaker/extractFeatures';
+import { BreakerFeatureSource } from '../../breaker/featureSource';
 import { EmbeddingModelUnavailableError, LocalModelEmbedder } from '../../breaker/localEmbedder';
 import { denseCosine, tfidfCosines } from '../../breaker/similarity';
 import { WordPieceTokenizer } from '../../breaker/wordPieceTokenizer';
@@ -71,6 +72,34 @@ describe('the local sentence-embedding model', () => {
     // Same request in other words: over the embedding threshold (0.8), under the n-gram one (0.5).
     expect(denseCosine(fa.embedding!, fb.embedding!)).toBeGreaterThan(0.8);
     expect(tfidfCosines(fa.ngrams!, [fb.ngrams!], [fa.ngrams!, fb.ngrams!])[0]).toBeLessThan(0.5);
+  });
+
+  it("defers a tool turn's embedding and hands it over once, from this worker or computed from the text by another", async () => {
+    const request = {
+      minChars: 24,
+      embedder: { kind: 'local' as const, modelDir },
+      deferToolTurnEmbeddings: true,
+    };
+    const text = 'I cannot open the notes file from here; could you attach it so I can continue?';
+    const calls = [{ name: 'list_issues', arguments: { page: 1 } }];
+    const here = new BreakerFeatureSource();
+    const deferred = await here.features({ text, toolCalls: calls }, request, undefined, {
+      run: 'r',
+      step: 3,
+    });
+    expect(deferred.embeddingDeferred).toBe(true);
+    expect(deferred.embedding).toBeUndefined();
+    expect(deferred.ngrams).toBeDefined();
+    // A plain answer is never deferred: the detectors compare it at once.
+    const plain = await here.features({ text }, request, undefined, { run: 'r', step: 4 });
+    expect(plain.embeddingDeferred).toBeUndefined();
+    const pending = { ...request, pendingEmbeddings: [{ step: 3, text }] };
+    const [mine] = await here.collectDeferred(pending, 'r');
+    const [elsewhere] = await new BreakerFeatureSource().collectDeferred(pending, 'r');
+    expect(mine).toEqual({ step: 3, embedding: plain.embedding });
+    expect(elsewhere).toEqual(mine);
+    // Collected once: asked again (a retried step), it is computed again, to the same vector.
+    expect(await here.collectDeferred(pending, 'r')).toEqual([mine]);
   });
 
   it('is the default embedder; a bad modelDir is a config error', () => {

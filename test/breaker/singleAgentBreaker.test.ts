@@ -77,6 +77,19 @@ const loopingScript: ModelScript = {
   ],
 };
 
+// The same plea twice while calling a tool (page 1, page 2: the tool calls differ), then a third time without one.
+const toolTurnLoopScript: ModelScript = {
+  name: 'tool-turn-paraphrase-loop',
+  turns: [
+    ...PARAPHRASES.slice(0, 2).map((text, i) => ({
+      id: `asks-${i + 1}`,
+      reply: { text, toolCalls: [{ name: 'list_issues', arguments: { page: i + 1 } }] },
+    })),
+    { id: 'asks-3', reply: { text: PARAPHRASES[2]! } },
+    { id: 'never', reply: { text: 'unreachable DONE' } },
+  ],
+};
+
 // 4,000 characters in 500 chunks, 10 ms apart: five seconds of stream if nobody cuts it.
 const LONG = 'The loop goes on and on. '.repeat(160);
 const longScript = (after?: string): ModelScript => ({
@@ -196,6 +209,57 @@ describe('every agentWorkflow run has a circuit breaker', () => {
     expect(rollback.reason).toContain('Circuit breaker tripped on track "noteAgent"');
     expect(kinds.indexOf('breaker.trip')).toBeLessThan(kinds.indexOf('rollback'));
     expect(readdirSync(staging).flatMap((d) => readdirSync(path.join(staging, d)))).toEqual([]);
+  }, 60_000);
+
+  it('a tool turn defers its embedding to the next model step, and a later message is still compared with it by meaning', async () => {
+    model.loadScript(toolTurnLoopScript);
+    const handle = await start({ task: 'Write the release note.', maxTurns: 12 });
+    const { trip } = tripOfFailure(await handle.result().catch((e: unknown) => e));
+    // Only sentence embeddings see these paraphrases as repeats (their n-gram cosine is under 0.5): the two tool
+    // turns' embeddings were in the window when the third message was checked.
+    expect(trip.detector).toBe('semantic-repeat');
+    expect(trip.reason).toContain('sentence-embedding');
+    const matches = (trip.evidence as { matches: { excerpt: string }[] }).matches;
+    expect(matches.map((m) => m.excerpt)).toEqual(PARAPHRASES.slice(0, 2));
+    expect((await breakerStatus(handle)).degraded).toEqual([]);
+
+    type Observed = {
+      breaker?: {
+        features: { embedding?: number[]; embeddingDeferred?: boolean };
+        embedded?: { step: number; embedding?: number[] }[];
+      };
+    };
+    const events = (await handle.fetchHistory()).events ?? [];
+    const scheduled = new Map<string, { type: string; step: number }>();
+    const llmResults: { step: number; result: Observed }[] = [];
+    for (const e of events) {
+      const s = e.activityTaskScheduledEventAttributes;
+      if (s) {
+        const input = JSON.parse(Buffer.from(s.input!.payloads![0]!.data!).toString()) as { step: number };
+        scheduled.set(String(e.eventId), { type: s.activityType!.name!, step: input.step });
+      }
+      const c = e.activityTaskCompletedEventAttributes;
+      const from = c && scheduled.get(String(c.scheduledEventId));
+      if (c && from?.type === 'llmStep')
+        llmResults.push({
+          step: from.step,
+          result: JSON.parse(Buffer.from(c.result!.payloads![0]!.data!).toString()),
+        });
+    }
+    const [first, second, third] = llmResults;
+    // Each tool turn came back without its embedding; the next model step brought it.
+    expect(first!.result.breaker!.features).toMatchObject({ embeddingDeferred: true });
+    expect(first!.result.breaker!.features.embedding).toBeUndefined();
+    expect(second!.result.breaker!.features).toMatchObject({ embeddingDeferred: true });
+    expect(second!.result.breaker!.embedded!.map((e) => [e.step, e.embedding?.length])).toEqual([
+      [first!.step, 384],
+    ]);
+    // The plain answer is compared at once: its own embedding is computed in its step, with the last deferred one.
+    expect(third!.result.breaker!.features.embeddingDeferred).toBeUndefined();
+    expect(third!.result.breaker!.features.embedding).toHaveLength(384);
+    expect(third!.result.breaker!.embedded!.map((e) => [e.step, e.embedding?.length])).toEqual([
+      [second!.step, 384],
+    ]);
   }, 60_000);
 
   it('the cost cap cancels a stream mid-way', async () => {
