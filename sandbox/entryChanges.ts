@@ -1,7 +1,8 @@
 /** Pure operations on a manifest's entries and the change set built from them. */
+
+import type { Change } from './changeSet';
 import type { Base, Entry } from './manifest';
 import { keyRel } from './paths';
-import type { Change } from './stagedWorkspace';
 
 /**
  * Drops everything staged at and below `key`; a whiteout is needed only when the real tree had something there

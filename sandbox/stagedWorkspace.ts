@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { type Change, changeSetOf, conflictsOf } from './changeSet';
 import {
-  confirmParents,
   type FaultHook,
   JOURNAL_FORMAT,
   type Journal,
@@ -19,9 +19,8 @@ import {
   runJournal,
   writeJournal,
 } from './commit';
-import { isText, unifiedDiff } from './diff';
 import { atomicWrite, fsyncDir, isCode, lstatOrNull, sha256 } from './durable';
-import { byRel, removeAt, summarize } from './entryChanges';
+import { removeAt } from './entryChanges';
 import {
   CommitConflictError,
   CommitPendingError,
@@ -46,7 +45,7 @@ import {
   saveManifest,
   validateEntries,
 } from './manifest';
-import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
+import { isWithin, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
 import { readReal, realLstat } from './realTree';
 import { canonicalStaging, DISCARDED_INFIX, findRetired, removeRetired } from './stagingFolder';
 import { MAX_INLINE_BYTES } from './stepLog';
@@ -90,27 +89,7 @@ export interface WorkspaceStat {
   staged: boolean;
 }
 
-export type ChangeOp = 'write' | 'delete' | 'mkdir' | 'chmod' | 'rename';
-
-export interface Change {
-  path: string;
-  op: ChangeOp;
-  /** For a rename: where the entry came from. */
-  from?: string;
-  /** The state after commit. */
-  after:
-    | { type: 'file'; hash: string; size: number; mode: number }
-    | { type: 'dir'; mode: number }
-    | { type: 'none' };
-  /** What the real tree held when the path was first staged. */
-  before: Base;
-  bytesBefore: number;
-  bytesAfter: number;
-  /** Unified line diff, for text files of bounded size. */
-  diff?: string;
-  /** One line a human or a verifier model can read. */
-  summary: string;
-}
+export type { Change, ChangeOp } from './changeSet';
 
 export interface CommitResult {
   /** Journal steps applied (files written, directories made, trees deleted). */
@@ -420,39 +399,8 @@ export class StagedWorkspace {
   // ── change set, rollback, commit ───────────────────────────────────────────────────────────────────────
 
   /** The staged change set, parents before children, with sizes and text diffs for verifiers. */
-  async changes(): Promise<Change[]> {
-    const out: Change[] = [];
-    for (const key of Object.keys(this.entries).sort(byRel)) {
-      const e = this.entries[key]!;
-      const before = e.base;
-      const bytesBefore = before.type === 'file' ? before.size : 0;
-      let after: Change['after'];
-      let op: ChangeOp;
-      if (e.kind === 'whiteout') {
-        after = { type: 'none' };
-        op = 'delete';
-      } else if (e.kind === 'dir') {
-        after = { type: 'dir', mode: e.mode };
-        op = e.op;
-      } else {
-        after = { type: 'file', hash: e.hash, size: e.size, mode: e.mode };
-        op = e.op === 'write' && before.type === 'file' && before.hash === e.hash ? 'chmod' : e.op;
-      }
-      const bytesAfter = after.type === 'file' ? after.size : 0;
-      const c: Change = { path: key, op, before, after, bytesBefore, bytesAfter, summary: '' };
-      if (e.kind !== 'whiteout' && e.from !== undefined) c.from = e.from;
-      if (e.kind === 'file') {
-        const now = await this.readBlob(e.hash);
-        const old = before.type === 'file' ? await this.realIfUnchanged(key, before.hash) : Buffer.alloc(0);
-        if (old !== null && isText(now) && isText(old)) {
-          const d = unifiedDiff(key, old.toString('utf8'), now.toString('utf8'));
-          if (d !== null) c.diff = d;
-        }
-      }
-      c.summary = summarize(c);
-      out.push(c);
-    }
-    return out;
+  changes(): Promise<Change[]> {
+    return changeSetOf(this.root, this.entries, (hash) => this.readBlob(hash));
   }
 
   /**
@@ -508,7 +456,7 @@ export class StagedWorkspace {
         return { steps: 0, recovered: false };
       }
       if (!opts.force) {
-        const conflicts = await this.conflicts();
+        const conflicts = await conflictsOf(this.root, this.entries);
         if (conflicts.length > 0) throw new CommitConflictError(conflicts);
       }
       const j: Journal = {
@@ -898,37 +846,6 @@ export class StagedWorkspace {
     for (const name of await this.list(r)) {
       const child = await this.resolve([...r.rel, name], `${r.input}/${name}`);
       await this.collect(child, [...suffix, name], out);
-    }
-  }
-
-  /** Real entries that no longer match what they were when first staged. */
-  private async conflicts(): Promise<string[]> {
-    const out: string[] = [];
-    for (const [key, e] of Object.entries(this.entries)) {
-      const b = e.base;
-      if (b.type === 'hidden') continue;
-      await confirmParents(this.root, key);
-      const st = await lstatOrNull(path.join(this.root, ...keyRel(key)));
-      if (b.type === 'none') {
-        if (st !== null) out.push(key);
-      } else if (b.type === 'dir') {
-        if (st === null || !st.isDirectory()) out.push(key);
-      } else if (st === null || !st.isFile() || (st.mode & 0o7777) !== b.mode) {
-        out.push(key);
-      } else if ((await this.realIfUnchanged(key, b.hash)) === null) out.push(key);
-    }
-    return out.sort(byRel);
-  }
-
-  private async realIfUnchanged(key: string, hash: string): Promise<Buffer | null> {
-    try {
-      const rel = keyRel(key);
-      const st = await lstatOrNull(path.join(this.root, ...rel));
-      if (st === null || !st.isFile()) return null;
-      const data = await readReal(this.root, rel, st, key);
-      return sha256(data) === hash ? data : null;
-    } catch {
-      return null;
     }
   }
 }
