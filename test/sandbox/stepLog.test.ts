@@ -188,6 +188,31 @@ it('compaction folds the log into the manifest and every step stays staged once'
   expect(await committedLedger()).toBe(`kind,ref\n${expected}`);
 });
 
+it('a crash between the compacted manifest and the new log applies no record twice', async () => {
+  for (let i = 0; i < COMPACT_RECORDS - 1; i++) await attempt(`s${i}`, 1);
+  const full = fs.readFileSync(logFile());
+  // A step whose booth read the log before the compaction, completing after it: a new generation.
+  const late = await runtime.openStep('wf', 'run', { id: 'late', attempt: 1 });
+  await late.booth.files.writeFile('late.txt', 'late');
+  await attempt('last', 1);
+  expect(readStepLog(logFile())!.records).toEqual([]);
+  await late.booth.completeStep('late');
+  await late.booth.close();
+  // The old log back beside the compacted manifest (killed before the log was replaced): its records are all
+  // named by the manifest, so the first step's ledger content does not come back over the last one's.
+  const compacted = fs.readFileSync(logFile());
+  fs.writeFileSync(logFile(), full);
+  const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: filesDir() });
+  expect(ws.stepRecord('late')).toBe(null);
+  expect((await ws.readFile('ledger.csv', 'utf8')).endsWith('payment,last\n')).toBe(true);
+  fs.writeFileSync(logFile(), compacted);
+  const expected = [...Array.from({ length: COMPACT_RECORDS - 1 }, (_, i) => `s${i}`), 'last']
+    .map((r) => `payment,${r}\n`)
+    .join('');
+  expect(await committedLedger()).toBe(`kind,ref\n${expected}`);
+  expect(fs.readFileSync(path.join(fx.root, 'late.txt'), 'utf8')).toBe('late');
+});
+
 it('the reader refuses a bad record before the end, a foreign or newer header and a short file', async () => {
   await attempt('s0', 1);
   await attempt('s1', 1);
