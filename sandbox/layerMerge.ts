@@ -72,6 +72,11 @@ export function loadStaged(stagingDir: string, root: string): StagedState {
   if (log !== null && log.records.length > 0) {
     entries = { ...entries };
     for (const r of log.records) {
+      if (r.layer.root !== root)
+        throw new StagingCorruptError(
+          path.join(stagingDir, STEP_LOG_FILE),
+          `step ${JSON.stringify(r.step)} staged changes for root ${r.layer.root}, not ${root}; open it with that root or use another stagingDir`,
+        );
       for (const [hash, bytes] of r.blobs) inline.set(hash, bytes);
       if (steps[r.step] !== undefined) continue;
       for (const k of r.layer.removed) delete entries[k];

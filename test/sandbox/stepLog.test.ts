@@ -10,6 +10,7 @@ import knexFactory from 'knex';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
   StagedWorkspace,
+  StagingCorruptError,
   StepLogCorruptError,
   StepLogFormatError,
   StepLogTruncatedError,
@@ -248,6 +249,12 @@ it('the reader refuses a bad record before the end, a foreign or newer header an
 
   fs.writeFileSync(logFile(), good.subarray(0, 10));
   await expect(open()).rejects.toBeInstanceOf(StepLogTruncatedError);
+
+  // Whole again, but opened over another root: its records stage changes for this one.
+  fs.writeFileSync(logFile(), good);
+  const other = await StagedWorkspace.open({ root: fx.outside, stagingDir: filesDir() }).catch((e) => e);
+  expect(other).toBeInstanceOf(StagingCorruptError);
+  expect((other as Error).message).toContain(`not ${fx.outside}`);
 
   // Put back whole, nothing was lost.
   fs.writeFileSync(logFile(), good);
