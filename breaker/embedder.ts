@@ -5,7 +5,11 @@ import { embeddingModelDir, LocalModelEmbedder } from './localEmbedder';
 /** A sentence embedder for the semantic detector; without one it compares character 3-gram TF-IDF (textKeys.ts). */
 export interface Embedder {
   readonly name: string;
-  embed(text: string, signal?: AbortSignal): Promise<number[]>;
+  /**
+   * `background`: nobody waits for this one yet (a deferred embedding); an embedder that can run it at a lower
+   * priority does, so it takes no CPU from the steps that are running.
+   */
+  embed(text: string, signal?: AbortSignal, options?: { background?: boolean }): Promise<number[]>;
 }
 
 /** Any OpenAI-compatible /v1/embeddings endpoint (OpenAI itself, vLLM, Ollama, LM Studio, ...). */

@@ -9,6 +9,8 @@ import { Worker } from 'node:worker_threads';
  */
 const THREAD_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Linux keeps a nice value per thread: this one, not the process, yields to every other runnable thread.
+if (workerData.niceness) try { require('node:os').setPriority(workerData.niceness); } catch {}
 const ort = require(workerData.ortPath);
 ort.InferenceSession.create(workerData.modelPath, workerData.sessionOptions).then(
   (session) => {
@@ -73,10 +75,14 @@ export class EmbeddingThread {
   private failure: Error | undefined;
   readonly ready: Promise<void>;
 
-  constructor(modelPath: string, sessionOptions: Record<string, unknown>) {
+  /**
+   * `niceness` (0-19) lowers the thread's scheduling priority: a thread for work nobody waits for yet gets a core
+   * only when nothing else wants it.
+   */
+  constructor(modelPath: string, sessionOptions: Record<string, unknown>, niceness = 0) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { ortPath: require.resolve('onnxruntime-node'), modelPath, sessionOptions },
+      workerData: { ortPath: require.resolve('onnxruntime-node'), modelPath, sessionOptions, niceness },
     });
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (m: FromThread) => {

@@ -28,7 +28,7 @@ const MAX_DEFERRED = 256;
 export class BreakerFeatureSource {
   private readonly embedders = new Map<string, Embedder | undefined>();
   /** Deferred embeddings under way or done, by run and step; each is collected once. */
-  private readonly deferred = new Map<string, Promise<DeferredEmbedding>>();
+  private readonly deferred = new Map<string, { result: Promise<DeferredEmbedding>; done: boolean }>();
 
   constructor(private readonly options: { python?: string } = {}) {}
 
@@ -71,11 +71,15 @@ export class BreakerFeatureSource {
     // Started when the step that deferred it is done (startWhen): run alongside the step's closing fsync and
     // completion, it slowed them down on a two-core machine.
     const started = startWhen ? new Promise<void>((resolve) => startWhen(resolve)) : Promise.resolve();
+    const entry = {
+      result: started.then(() => embedOnce(embedder, step, text, { background: true })),
+      done: false,
+    };
+    entry.result.then(() => {
+      entry.done = true;
+    });
     this.deferred.delete(key);
-    this.deferred.set(
-      key,
-      started.then(() => embedOnce(embedder, step, text)),
-    );
+    this.deferred.set(key, entry);
     // Runs that end right after a tool turn never collect theirs.
     for (const old of this.deferred.keys()) {
       if (this.deferred.size <= MAX_DEFERRED) break;
@@ -95,17 +99,25 @@ export class BreakerFeatureSource {
         const key = `${run}\n${step}`;
         const started = this.deferred.get(key);
         this.deferred.delete(key);
-        if (started) return started;
-        if (!embedder) return { step, degraded: 'no embedder is configured for this run' };
-        return embedOnce(embedder, step, text);
+        if (started?.done) return started.result;
+        if (!embedder) return started?.result ?? { step, degraded: 'no embedder is configured for this run' };
+        // Not done yet (the low-priority thread got no core, or the model is still loading there): the step
+        // waits for whichever finishes first, the background one or the same embedding at normal priority.
+        const now = embedOnce(embedder, step, text);
+        return started ? Promise.race([started.result, now]) : now;
       }),
     );
   }
 }
 
-async function embedOnce(embedder: Embedder, step: number, text: string): Promise<DeferredEmbedding> {
+async function embedOnce(
+  embedder: Embedder,
+  step: number,
+  text: string,
+  options?: { background: boolean },
+): Promise<DeferredEmbedding> {
   try {
-    return { step, embedding: quantizeEmbedding(await embedder.embed(text)) };
+    return { step, embedding: quantizeEmbedding(await embedder.embed(text, undefined, options)) };
   } catch (err) {
     return { step, degraded: embedderFailed(embedder, err) };
   }

@@ -42,7 +42,13 @@ crossRealmError('EmbeddingModelUnavailableError', EmbeddingModelUnavailableError
 interface Loaded {
   thread: EmbeddingThread;
   tokenizer: WordPieceTokenizer;
+  onnx: string;
 }
+
+// One thread inside the session: the breaker shares the worker's cores with the agents it watches.
+const SESSION_OPTIONS = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
+/** The background thread's nice value: it runs when a core would otherwise idle. */
+const BACKGROUND_NICENESS = 19;
 
 /**
  * all-MiniLM-L6-v2 (int8-quantized ONNX) run in-process with onnxruntime-node on a thread of its own
@@ -54,6 +60,8 @@ interface Loaded {
 export class LocalModelEmbedder implements Embedder {
   readonly name: string;
   private loading: Promise<Loaded> | undefined;
+  /** A second session on a low-priority thread for background embeddings, made on first use. */
+  private background: EmbeddingThread | undefined;
 
   constructor(
     readonly modelDir: string = embeddingModelDir(),
@@ -80,12 +88,7 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
-      // One thread inside the session: the breaker shares the worker's cores with the agents it watches.
-      const thread = new EmbeddingThread(onnx, {
-        intraOpNumThreads: 1,
-        interOpNumThreads: 1,
-        graphOptimizationLevel: 'all',
-      });
+      const thread = new EmbeddingThread(onnx, SESSION_OPTIONS);
       try {
         await thread.ready;
       } catch (err) {
@@ -95,19 +98,22 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
-      return { thread, tokenizer };
+      return { thread, tokenizer, onnx };
     })();
     return this.loading;
   }
 
-  async embed(text: string): Promise<number[]> {
-    const { thread, tokenizer } = await this.load();
-    return thread.embed(tokenizer.encode(text, this.maxTokens));
+  async embed(text: string, _signal?: AbortSignal, options?: { background?: boolean }): Promise<number[]> {
+    const { thread, tokenizer, onnx } = await this.load();
+    const ids = tokenizer.encode(text, this.maxTokens);
+    if (!options?.background) return thread.embed(ids);
+    this.background ??= new EmbeddingThread(onnx, SESSION_OPTIONS, BACKGROUND_NICENESS);
+    return this.background.embed(ids);
   }
 
   /** Stops the model's thread; a later embed() fails. Workers never need this (the thread does not hold the process). */
   async close(): Promise<void> {
     const loaded = await this.loading?.catch(() => undefined);
-    await loaded?.thread.close();
+    await Promise.all([loaded?.thread.close(), this.background?.close()]);
   }
 }

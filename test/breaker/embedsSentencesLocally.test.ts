@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -100,6 +100,23 @@ describe('the local sentence-embedding model', () => {
     expect(elsewhere).toEqual(mine);
     // Collected once: asked again (a retried step), it is computed again, to the same vector.
     expect(await here.collectDeferred(pending, 'r')).toEqual([mine]);
+  });
+
+  it('embeds in the background on a thread of lowest priority, to the same vector', async () => {
+    const e = new LocalModelEmbedder(modelDir);
+    const text = 'The weather is lovely today.';
+    const now = await e.embed(text);
+    expect(await e.embed(text, undefined, { background: true })).toEqual(now);
+    // Linux keeps a nice value per thread: the background session's thread has 19, the process stays at 0.
+    const niced = () =>
+      readdirSync('/proc/self/task').filter(
+        (t) => readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ')[16] === '19',
+      ).length;
+    const withIt = niced();
+    expect(withIt).toBeGreaterThan(0);
+    expect(os.getPriority()).toBe(0);
+    await e.close();
+    expect(niced()).toBe(withIt - 1);
   });
 
   it('is the default embedder; a bad modelDir is a config error', () => {
