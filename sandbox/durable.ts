@@ -40,20 +40,15 @@ export async function atomicWrite(
 }
 
 /** A temp file's path beside `target`: `tmpName`, or a random one no other writer picks. */
-export function tempNameFor(target: string, tmpName?: string): string {
+function tempNameFor(target: string, tmpName?: string): string {
   return path.join(
     path.dirname(target),
     tmpName ?? `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
   );
 }
 
-/** The first half of atomicWrite: the temp's bytes and exact mode, fsynced with `sync`; the rename is the caller's. */
-export async function writeTemp(
-  tmp: string,
-  data: Uint8Array | string,
-  mode: number,
-  sync: boolean,
-): Promise<void> {
+/** The first half of atomicWrite: the temp's bytes and exact mode, fsynced with `sync`. */
+async function writeTemp(tmp: string, data: Uint8Array | string, mode: number, sync: boolean): Promise<void> {
   const fh = await fs.open(tmp, 'w', mode);
   try {
     await fh.writeFile(data);
@@ -65,13 +60,8 @@ export async function writeTemp(
   }
 }
 
-/** How atomicWriteJson lays a value out on disk. */
-export function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 1)}\n`;
-}
-
 export async function atomicWriteJson(target: string, value: unknown, sync = true): Promise<void> {
-  await atomicWrite(target, jsonText(value), 0o600, undefined, sync);
+  await atomicWrite(target, `${JSON.stringify(value, null, 1)}\n`, 0o600, undefined, sync);
 }
 
 export async function lstatOrNull(p: string): Promise<import('node:fs').Stats | null> {

@@ -18,12 +18,11 @@ import {
   BLOBS_DIR,
   type Entry,
   type Layer,
+  loadManifest,
   MANIFEST_FILE,
   MANIFEST_FORMAT,
   MARKER_FILE,
   type Manifest,
-  parseManifest,
-  readManifestText,
   type StepRecord,
   saveManifest,
 } from './manifest';
@@ -64,7 +63,7 @@ export interface StagedState {
  * open, stat, read and close costs far more than the read.
  */
 export function loadStaged(stagingDir: string, root: string): StagedState {
-  const manifest = parseManifest(stagingDir, readManifestText(stagingDir), root);
+  const manifest = loadManifest(stagingDir, root);
   const log = readStepLog(path.join(stagingDir, STEP_LOG_FILE));
   const steps: Record<string, StepRecord> = { ...(manifest?.steps ?? {}) };
   let entries = manifest?.entries ?? {};

@@ -136,32 +136,20 @@ function parseJson(file: string, text: string): unknown {
   }
 }
 
-export async function loadManifest(stagingDir: string, root: string): Promise<Manifest | null> {
-  const file = path.join(stagingDir, MANIFEST_FILE);
-  return checkManifest(file, (await readJson(file)) as Manifest | null, root);
-}
-
 /**
- * The manifest's bytes as they are now, or null when there is none yet. Synchronous: a step's checkpoint reads
- * it twice (to merge, then under the lock to see nobody merged since), and a thread-pool round trip for each
- * of open, stat, read and close costs far more than reading the file.
+ * The run's manifest, checked, or null when there is none yet. Synchronous: a step reads it at open, and a
+ * thread-pool round trip for each of open, stat, read and close costs far more than reading the file.
  */
-export function readManifestText(stagingDir: string): string | null {
+export function loadManifest(stagingDir: string, root: string): Manifest | null {
   const file = path.join(stagingDir, MANIFEST_FILE);
+  let text: string;
   try {
-    return readFileSync(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     if (isCode(err, 'ENOENT')) return null;
     throw new StagingCorruptError(file, 'cannot be read', err);
   }
-}
-
-export function parseManifest(stagingDir: string, text: string | null, root: string): Manifest | null {
-  const file = path.join(stagingDir, MANIFEST_FILE);
-  return checkManifest(file, text === null ? null : (parseJson(file, text) as Manifest), root);
-}
-
-function checkManifest(file: string, m: Manifest | null, root: string): Manifest | null {
+  const m = parseJson(file, text) as Manifest | null;
   if (m === null) return null;
   if (m.format !== MANIFEST_FORMAT) throw new StagingCorruptError(file, `unknown format ${String(m.format)}`);
   if (m.root !== root)

@@ -540,22 +540,20 @@ export class StagedWorkspace {
     if (this.layer === null) throw new WorkspaceConfigError('mergeOwnLayer() needs a step layer');
     const layer = this.layerDelta() ?? { format: LAYER_FORMAT, root: this.root, set: {}, removed: [] };
     const blobs = this.checkpointBlobs();
-    const before = o.before;
+    // Blobs too large to carry make their names durable before the append instead.
+    const before =
+      blobs === null
+        ? async () => {
+            await this.syncBlobs();
+            await o.before?.();
+          }
+        : o.before;
     return writeMerged(this.root, this.stagingDir, layer, step, record, {
       known: { at: this.logAt, steps: this.steps },
       stagingReady: this.stagingReady,
       blobs: blobs ?? new Map(),
       fault: this.fault,
-      ...(blobs === null
-        ? {
-            before: async () => {
-              await this.syncBlobs();
-              await before?.();
-            },
-          }
-        : before
-          ? { before }
-          : {}),
+      ...(before ? { before } : {}),
     });
   }
 

@@ -16,6 +16,7 @@ import { type ModelScript, type ModelServer, startModelServer } from '../../mode
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../runtime';
 import { readTape } from '../../tape';
 import type { ToolDefinition } from '../../tools';
+import { completedActivityCalls } from '../support/history';
 import type { NoteAgentInput } from './fixtures/singleAgentWorkflows';
 import { startStreamProxy } from './streamProxy';
 
@@ -229,23 +230,9 @@ describe('every agentWorkflow run has a circuit breaker', () => {
         embedded?: { step: number; embedding?: number[] }[];
       };
     };
-    const events = (await handle.fetchHistory()).events ?? [];
-    const scheduled = new Map<string, { type: string; step: number }>();
-    const llmResults: { step: number; result: Observed }[] = [];
-    for (const e of events) {
-      const s = e.activityTaskScheduledEventAttributes;
-      if (s) {
-        const input = JSON.parse(Buffer.from(s.input!.payloads![0]!.data!).toString()) as { step: number };
-        scheduled.set(String(e.eventId), { type: s.activityType!.name!, step: input.step });
-      }
-      const c = e.activityTaskCompletedEventAttributes;
-      const from = c && scheduled.get(String(c.scheduledEventId));
-      if (c && from?.type === 'llmStep')
-        llmResults.push({
-          step: from.step,
-          result: JSON.parse(Buffer.from(c.result!.payloads![0]!.data!).toString()),
-        });
-    }
+    const llmResults = (await completedActivityCalls<{ step: number }, Observed>(handle, 'llmStep')).map(
+      (c) => ({ step: c.input.step, result: c.result }),
+    );
     const [first, second, third] = llmResults;
     // Each tool turn came back without its embedding; the next model step brought it.
     expect(first!.result.breaker!.features).toMatchObject({ embeddingDeferred: true });

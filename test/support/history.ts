@@ -1,17 +1,45 @@
 import type { WorkflowHandle } from '@temporalio/client';
 
-/** How many activities of this type the server has recorded as completed. */
-export async function completedActivities(handle: WorkflowHandle, activityType?: string): Promise<number> {
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+type Scheduled = NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>;
+type Completed = NonNullable<HistoryEvent['activityTaskCompletedEventAttributes']>;
+
+/** Each activity the server recorded as completed, in history order, with the event that scheduled it. */
+async function completions(
+  handle: WorkflowHandle,
+): Promise<{ scheduled: Scheduled; completed: Completed }[]> {
   const history = await handle.fetchHistory();
-  const scheduled = new Map<string, string>();
-  let completed = 0;
+  const scheduled = new Map<string, Scheduled>();
+  const out: { scheduled: Scheduled; completed: Completed }[] = [];
   for (const event of history.events ?? []) {
     const s = event.activityTaskScheduledEventAttributes;
-    if (s) scheduled.set(String(event.eventId), s.activityType?.name ?? '');
+    if (s) scheduled.set(String(event.eventId), s);
     const c = event.activityTaskCompletedEventAttributes;
-    if (c && (!activityType || scheduled.get(String(c.scheduledEventId)) === activityType)) completed++;
+    const from = c && scheduled.get(String(c.scheduledEventId));
+    if (c && from) out.push({ scheduled: from, completed: c });
   }
-  return completed;
+  return out;
+}
+
+/** How many activities of this type the server has recorded as completed. */
+export async function completedActivities(handle: WorkflowHandle, activityType?: string): Promise<number> {
+  return (await completions(handle)).filter(
+    (c) => !activityType || c.scheduled.activityType?.name === activityType,
+  ).length;
+}
+
+/** The input and result (each the first payload, as JSON) of every completed activity of this type. */
+export async function completedActivityCalls<I, R>(
+  handle: WorkflowHandle,
+  activityType: string,
+): Promise<{ input: I; result: R }[]> {
+  const json = (data: Uint8Array | null | undefined) => JSON.parse(Buffer.from(data ?? []).toString('utf8'));
+  return (await completions(handle))
+    .filter((c) => c.scheduled.activityType?.name === activityType)
+    .map((c) => ({
+      input: json(c.scheduled.input?.payloads?.[0]?.data) as I,
+      result: json(c.completed.result?.payloads?.[0]?.data) as R,
+    }));
 }
 
 export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {
