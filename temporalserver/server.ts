@@ -84,13 +84,9 @@ export async function startPostgresTemporal(
       return reused();
     }
     const ports = servicePorts(config.port);
-    for (const p of [
-      ports.frontend.grpc,
-      ports.frontend.http,
-      ports.history.grpc,
-      ports.matching.grpc,
-      ports.worker.grpc,
-    ])
+    // Every port the services listen on, membership ones included: a taken one otherwise surfaces only as the
+    // server's fatal log line after the schema setup.
+    for (const p of Object.values(ports).flatMap((s) => Object.values(s)))
       if (!(await isPortFree(config.host, p)))
         throw new DevServerPortTakenError(
           config.host,
