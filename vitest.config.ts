@@ -1,18 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Suites that run a second time against Temporal on PostgreSQL (the production persistence, temporalserver/):
+ * Suites that run a second time against Temporal on PostgreSQL (the production persistence, servers/temporalserver/):
  * end to end, crash-resume, forking, and workers on two hosts. `npx vitest run --project postgres` runs only them.
  */
 const POSTGRES_SUITES = [
-  'test/workflows/agentWorkflow.test.ts',
-  'test/workflows/crashResume.test.ts',
-  'test/fork/forksOnTemporal.test.ts',
-  'test/fork/completesAFailedRun.test.ts',
+  'test/temporal/workflow/agentWorkflow.test.ts',
+  'test/temporal/workflow/crashResume.test.ts',
+  'test/timetravel/fork/forksOnTemporal.test.ts',
+  'test/timetravel/fork/completesAFailedRun.test.ts',
   'test/recorder/oneTapeAcrossHosts.test.ts',
 ];
 
-// Same default as temporalserver/config.ts (a test checks); importing it here would load the project's
+// Same default as servers/temporalserver/config.ts (a test checks); importing it here would load the project's
 // TypeScript into the config loader, which cannot read it.
 const PG_TEMPORAL_ADDRESS = process.env.JUKEBOX_PG_TEMPORAL_ADDRESS?.trim() || '127.0.0.1:7633';
 

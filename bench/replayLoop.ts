@@ -4,8 +4,8 @@
  * loop), away from the bench process's Temporal worker, model servers and HTTP peers and their heaps.
  * Usage: tsx bench/replayLoop.ts TAPE [RUNS]
  */
-import { researchAgent } from '../agents/sample/agent';
-import { readTimeline, replayTape } from '../replay';
+import { researchAgent } from '../examples/sample/agent';
+import { readTimeline, replayTape } from '../src/timetravel/replay';
 
 async function main() {
   const [file, runsArg] = process.argv.slice(2);

@@ -1,6 +1,6 @@
 /** Runs every benchmark suite (or those named on the command line) and prints one table plus a JSON file. */
 import path from 'node:path';
-import { installQuietRuntime } from '../runtime/quietRuntime';
+import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
 import { breakerSuite } from './suites/breaker';
 import { e2eRunSuite } from './suites/e2eRun';

@@ -5,7 +5,7 @@ import {
   jaegerVersion,
   startJaeger,
   stopDetachedJaeger,
-} from '../telemetry/jaeger';
+} from '../servers/jaeger';
 import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/jaeger.ts install|start|stop';

@@ -1,9 +1,14 @@
 /**
- * The S3-compatible test server (objectserver/, versitygw): `tsx scripts/object-store.ts install|start|stop`.
+ * The S3-compatible test server (servers/objectserver/, versitygw): `tsx scripts/object-store.ts install|start|stop`.
  * S3 on http://127.0.0.1:$JUKEBOX_S3_PORT (default 7833).
  */
-import { ensureVersitygw, startObjectServer, stopObjectServer, VERSITYGW_VERSION } from '../objectserver';
-import { ObjectBucket, objectStoreConfigFromEnv } from '../recorder';
+import {
+  ensureVersitygw,
+  startObjectServer,
+  stopObjectServer,
+  VERSITYGW_VERSION,
+} from '../servers/objectserver';
+import { ObjectBucket, objectStoreConfigFromEnv } from '../src/recorder';
 import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/object-store.ts install|start|stop|create-bucket';

@@ -7,8 +7,7 @@
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { StagedSummary } from '../activities/commitActivities';
-import type { AccountingOutput } from '../agents/accounting/agent';
+import type { AccountingOutput } from '../examples/accounting/agent';
 import {
   ACCOUNTING_SCRIPT,
   type AccountingDemo,
@@ -17,16 +16,17 @@ import {
   fingerprint,
   prepareAccountingDemo,
   readBalance,
-} from '../agents/accounting/demo';
-import { readOutbox } from '../agents/accounting/notifyServer';
-import { accountingTools } from '../agents/accounting/tools';
-import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../devserver';
-import { endpointsFromEnv, localEndpoints } from '../llm';
-import { startModelServer } from '../modelserver';
-import { createJukeboxWorker, startAgent, waitWithProgress } from '../runtime';
-import { printStep } from '../runtime/printStep';
-import { installQuietRuntime } from '../runtime/quietRuntime';
-import { BoothRuntime } from '../sandbox/shadowBooth';
+} from '../examples/accounting/demo';
+import { readOutbox } from '../examples/accounting/notifyServer';
+import { accountingTools } from '../examples/accounting/tools';
+import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../servers/devserver';
+import { printStep } from '../src/agent/printStep';
+import { BoothRuntime } from '../src/booth/shadowBooth';
+import { endpointsFromEnv, localEndpoints } from '../src/llm';
+import { createJukeboxWorker, startAgent, waitWithProgress } from '../src/temporal';
+import type { StagedSummary } from '../src/temporal/activities/commitActivities';
+import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
+import { startModelServer } from '../src/testing/modelserver';
 
 const REQUESTS = [
   'Refund $120 to customer C-1001: duplicate charge.',

@@ -1,8 +1,8 @@
 /**
- * The Temporal server on PostgreSQL (temporalserver/): `tsx scripts/temporal-postgres.ts install|start|stop|status`.
+ * The Temporal server on PostgreSQL (servers/temporalserver/): `tsx scripts/temporal-postgres.ts install|start|stop|status`.
  * Listens on JUKEBOX_PG_TEMPORAL_ADDRESS (default 127.0.0.1:7633), PostgreSQL on JUKEBOX_PG_PORT (7632).
  */
-import { isServerUp } from '../devserver';
+import { isServerUp } from '../servers/devserver';
 import {
   ensureTemporalServer,
   postgresTemporalConfigFromEnv,
@@ -10,7 +10,7 @@ import {
   startPostgresTemporal,
   stopPostgresTemporal,
   TEMPORAL_SERVER_VERSION,
-} from '../temporalserver';
+} from '../servers/temporalserver';
 import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/temporal-postgres.ts install|start|stop|status';

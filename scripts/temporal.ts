@@ -7,7 +7,7 @@ import {
   stopDevServer,
   temporalCliVersion,
   temporalConfigFromEnv,
-} from '../devserver';
+} from '../servers/devserver';
 import { runScript } from './runScript';
 
 const USAGE = 'usage: tsx scripts/temporal.ts install|start|stop|status';

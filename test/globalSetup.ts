@@ -3,7 +3,7 @@
  * (say `npm run temporal:start`), else installs the pinned CLI and starts one detached, stopping it afterwards.
  */
 import type { TestProject } from 'vitest/node';
-import { startDevServer, temporalConfigFromEnv } from '../devserver';
+import { startDevServer, temporalConfigFromEnv } from '../servers/devserver';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
-import { resolveBreakerConfig } from '../../breaker/config';
-import { extractFeatures } from '../../breaker/extractFeatures';
-import type { MessageFeatures } from '../../breaker/features';
-import { LocalModelEmbedder } from '../../breaker/localEmbedder';
-import { LoopBreaker } from '../../breaker/loopBreaker';
-import { StreamGuard } from '../../breaker/streamGuard';
-import { LlmClient, localEndpoints } from '../../llm';
-import type { LlmRequest, StreamChunk } from '../../llm/types';
-import { startModelServer } from '../../modelserver';
-import { DEFAULT_PRICE_TABLE, PriceBook } from '../../pricing';
+import { resolveBreakerConfig } from '../../src/breaker/config';
+import { extractFeatures } from '../../src/breaker/extractFeatures';
+import type { MessageFeatures } from '../../src/breaker/features';
+import { LocalModelEmbedder } from '../../src/breaker/localEmbedder';
+import { LoopBreaker } from '../../src/breaker/loopBreaker';
+import { StreamGuard } from '../../src/breaker/streamGuard';
+import { LlmClient, localEndpoints } from '../../src/llm';
+import { DEFAULT_PRICE_TABLE, PriceBook } from '../../src/llm/pricing';
+import type { LlmRequest, StreamChunk } from '../../src/llm/types';
+import { startModelServer } from '../../src/testing/modelserver';
 import { type BenchSuite, median, result } from '../harness';
 
 const config = resolveBreakerConfig({ capUsd: 0.5 });

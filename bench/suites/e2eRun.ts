@@ -3,21 +3,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
-import { researchAgent } from '../../agents/sample/agent';
-import { stepScript } from '../../agents/sample/stepScript';
-import { researchTools } from '../../agents/sample/tools';
-import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../devserver';
-import { LlmClient, localEndpoints } from '../../llm';
-import { startModelServer } from '../../modelserver';
-import { RecorderTimings } from '../../recorder/timings';
+import { researchAgent } from '../../examples/sample/agent';
+import { stepScript } from '../../examples/sample/stepScript';
+import { researchTools } from '../../examples/sample/tools';
+import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
+import { ToolRegistry } from '../../src/agent/tools';
+import { LlmClient, localEndpoints } from '../../src/llm';
+import { RecorderTimings } from '../../src/recorder/timings';
 import {
   bundleAgentWorkflows,
   createDirectContext,
   createJukeboxWorker,
   LATENCY_WORKER_OPTIONS,
   startAgent,
-} from '../../runtime';
-import { ToolRegistry } from '../../tools';
+} from '../../src/temporal';
+import { startModelServer } from '../../src/testing/modelserver';
 import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
 import { type BenchSuite, median, result } from '../harness';
 import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';

@@ -13,10 +13,10 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import type { LlmRequest, LlmResponse } from '../../llm/types';
-import { Redactor, TapeRecorder } from '../../recorder';
-import { readTape } from '../../tape';
-import { exportTape, tapeTelemetry } from '../../telemetry';
+import type { LlmRequest, LlmResponse } from '../../src/llm/types';
+import { Redactor, TapeRecorder } from '../../src/recorder';
+import { readTape } from '../../src/recorder/tape';
+import { exportTape, tapeTelemetry } from '../../src/telemetry';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const STEPS = 1_000;

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startModelServer } from '../../modelserver';
-import { startProxy } from '../../proxy';
+import { startProxy } from '../../src/integrations/proxy';
+import { startModelServer } from '../../src/testing/modelserver';
 import { type BenchResult, type BenchSuite, median, result, timeRuns } from '../harness';
 
 const REQUESTS = 60;

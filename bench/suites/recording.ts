@@ -4,12 +4,12 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { stepScript } from '../../agents/sample/stepScript';
-import { researchTools } from '../../agents/sample/tools';
-import { startDevServer, temporalConfigFromEnv } from '../../devserver';
-import { localEndpoints } from '../../llm';
-import { startModelServer } from '../../modelserver';
-import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../runtime';
+import { stepScript } from '../../examples/sample/stepScript';
+import { researchTools } from '../../examples/sample/tools';
+import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
+import { localEndpoints } from '../../src/llm';
+import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
+import { startModelServer } from '../../src/testing/modelserver';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const STEPS = 50;

@@ -13,23 +13,28 @@ import { Polly, type PollyConfig } from '@pollyjs/core';
 import FSPersister from '@pollyjs/persister-fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { researchAgent } from '../../agents/sample/agent';
-import { stepScript } from '../../agents/sample/stepScript';
-import { researchTools } from '../../agents/sample/tools';
-import { startDevServer, temporalConfigFromEnv } from '../../devserver';
-import { forkRun } from '../../fork';
-import { LlmClient, localEndpoints } from '../../llm';
-import { startModelServer } from '../../modelserver';
-import { captureRunHistory, loadStoredHistory, readTimeline, replayTape } from '../../replay';
-import { bundleAgentWorkflows, createDirectContext, createJukeboxWorker, startAgent } from '../../runtime';
-import { ToolRegistry } from '../../tools';
+import { researchAgent } from '../../examples/sample/agent';
+import { stepScript } from '../../examples/sample/stepScript';
+import { researchTools } from '../../examples/sample/tools';
+import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
+import { ToolRegistry } from '../../src/agent/tools';
+import { LlmClient, localEndpoints } from '../../src/llm';
+import {
+  bundleAgentWorkflows,
+  createDirectContext,
+  createJukeboxWorker,
+  startAgent,
+} from '../../src/temporal';
+import { startModelServer } from '../../src/testing/modelserver';
+import { forkRun } from '../../src/timetravel/fork';
+import { captureRunHistory, loadStoredHistory, readTimeline, replayTape } from '../../src/timetravel/replay';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');
 const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
 const FORK_AT = 40;
 const INPUT = { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 };
-const BIN = path.join(__dirname, '../../cli/bin.js');
+const BIN = path.join(__dirname, '../../src/cli/bin.js');
 
 type Exchange = { url: string; body: string; status: number; headers: Record<string, string> };
 

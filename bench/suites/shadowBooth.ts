@@ -10,9 +10,9 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { StagedWorkspace } from '../../sandbox';
-import { StagedShell } from '../../sandbox/shell';
-import { StagedSql } from '../../sandbox/sql';
+import { StagedWorkspace } from '../../src/booth';
+import { StagedShell } from '../../src/booth/shell';
+import { StagedSql } from '../../src/booth/sql';
 import { type BenchResult, type BenchSuite, median, result, timeRuns } from '../harness';
 
 function makeTree(root: string, files: number): void {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
-import { BoothRuntime, type ShadowBooth } from '../../sandbox/shadowBooth';
+import { BoothRuntime, type ShadowBooth } from '../../src/booth/shadowBooth';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 type Tool = (booth: ShadowBooth, i: number) => Promise<string>;

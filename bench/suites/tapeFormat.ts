@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { blake3, chainNext, readTape, TapeWriter } from '../../tape';
+import { blake3, chainNext, readTape, TapeWriter } from '../../src/recorder/tape';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const FRAMES = 5_000;

@@ -7,12 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TapeWriter } from '../../tape';
+import { TapeWriter } from '../../src/recorder/tape';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const TAPES = 10_000;
 const RUNS = 5;
-const BIN = path.join(__dirname, '../../cli/bin.js');
+const BIN = path.join(__dirname, '../../src/cli/bin.js');
 
 /** Eight distinct recordings (outcome, workflow, steps, cost vary), copied to TAPES files. */
 async function makeTapes(dir: string): Promise<void> {

@@ -10,11 +10,17 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startObjectServer } from '../../objectserver';
-import { FolderTapeStore, ObjectTapeStore, Redactor, type RunIdentity, type TapeStore } from '../../recorder';
-import { ActivityTape } from '../../recorder/activityTape';
-import { readTimeline } from '../../replay';
-import { verifyTape } from '../../tape';
+import { startObjectServer } from '../../servers/objectserver';
+import {
+  FolderTapeStore,
+  ObjectTapeStore,
+  Redactor,
+  type RunIdentity,
+  type TapeStore,
+} from '../../src/recorder';
+import { ActivityTape } from '../../src/recorder/activityTape';
+import { verifyTape } from '../../src/recorder/tape';
+import { readTimeline } from '../../src/timetravel/replay';
 import { type BenchSuite, result } from '../harness';
 
 const THROUGHPUT_STEPS = 300;

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import type { LlmRequest, LlmResponse } from '../../llm/types';
-import { TapeRecorder } from '../../recorder';
+import type { LlmRequest, LlmResponse } from '../../src/llm/types';
+import { TapeRecorder } from '../../src/recorder';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const STEPS = 2_000;
@@ -103,7 +103,7 @@ export async function writeLongRun(dir: string, steps = STEPS): Promise<string> 
   return file;
 }
 
-const BIN = path.join(__dirname, '../../cli/bin.js');
+const BIN = path.join(__dirname, '../../src/cli/bin.js');
 
 /**
  * The real `jbx view` in its own process, as a person runs it: a server inside the bench process would make

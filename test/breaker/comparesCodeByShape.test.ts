@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { codeShapes, findCode, pythonShapes, typescriptShape } from '../../breaker';
+import { codeShapes, findCode, pythonShapes, typescriptShape } from '../../src/breaker';
 
 // Words a generated identifier must not be: keywords, and the type name the program uses.
 const RESERVED = new Set(

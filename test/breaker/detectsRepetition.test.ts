@@ -6,9 +6,9 @@ import {
   LoopBreaker,
   OpenAICompatibleEmbedder,
   resolveBreakerConfig,
-} from '../../breaker';
-import type { BreakerMessage } from '../../breaker/features';
-import { startModelServer } from '../../modelserver';
+} from '../../src/breaker';
+import type { BreakerMessage } from '../../src/breaker/features';
+import { startModelServer } from '../../src/testing/modelserver';
 
 const breakerOf = (input: Partial<BreakerConfigInput> = {}) =>
   new LoopBreaker(resolveBreakerConfig({ capUsd: 0.5, ...input }));

@@ -3,12 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BreakerConfigError, resolveBreakerConfig } from '../../breaker';
-import { extractFeatures } from '../../breaker/extractFeatures';
-import { BreakerFeatureSource } from '../../breaker/featureSource';
-import { EmbeddingModelUnavailableError, LocalModelEmbedder } from '../../breaker/localEmbedder';
-import { denseCosine, tfidfCosines } from '../../breaker/similarity';
-import { WordPieceTokenizer } from '../../breaker/wordPieceTokenizer';
+import { BreakerConfigError, resolveBreakerConfig } from '../../src/breaker';
+import { extractFeatures } from '../../src/breaker/extractFeatures';
+import { BreakerFeatureSource } from '../../src/breaker/featureSource';
+import { EmbeddingModelUnavailableError, LocalModelEmbedder } from '../../src/breaker/localEmbedder';
+import { denseCosine, tfidfCosines } from '../../src/breaker/similarity';
+import { WordPieceTokenizer } from '../../src/breaker/wordPieceTokenizer';
 
 const ROOT = path.join(__dirname, '../..');
 let modelDir: string;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { breakerStatus, startAgentGroup } from '../../breaker';
-import { localEndpoints } from '../../llm';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { groupMessageSignal } from '../../workflows/agentGroupWorkflow';
+import { breakerStatus, startAgentGroup } from '../../src/breaker';
+import { localEndpoints } from '../../src/llm';
+import { groupMessageSignal } from '../../src/temporal/workflow/agentGroupWorkflow';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
 
 describe('agents of a group exchange messages, and outsiders reach them by signal', () => {

@@ -6,14 +6,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgentGroup } from '../../breaker';
-import type { BreakerTrip } from '../../breaker/trip';
-import { temporalConfigFromEnv } from '../../devserver/config';
-import { localEndpoints } from '../../llm';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { bundleAgentWorkflows, createJukeboxWorker } from '../../runtime';
-import { readTape } from '../../tape';
-import type { ToolDefinition } from '../../tools';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import type { ToolDefinition } from '../../src/agent/tools';
+import { startAgentGroup } from '../../src/breaker';
+import type { BreakerTrip } from '../../src/breaker/trip';
+import { localEndpoints } from '../../src/llm';
+import { readTape } from '../../src/recorder/tape';
+import { bundleAgentWorkflows, createJukeboxWorker } from '../../src/temporal';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 
 const STUCK = 'I cannot open the notes file from here; please attach it so I can continue.';
 

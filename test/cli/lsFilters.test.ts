@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeSyntheticTape } from '../catalog/syntheticTapes';
+import { writeSyntheticTape } from '../recorder/catalog/syntheticTapes';
 import { tempDir } from '../recorder/helpers';
-import { runJbx } from '../replay/jbx';
+import { runJbx } from '../timetravel/replay/jbx';
 
 const NOW = Date.now();
 const HOUR = 3_600_000;

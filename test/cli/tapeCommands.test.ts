@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TapeRecorder } from '../../recorder';
+import { TapeRecorder } from '../../src/recorder';
 import { activityInfo, RUN, recordLlmStep, response, tempDir } from '../recorder/helpers';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 function jbx(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'cli/bin.js'), ...args], {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'src/cli/bin.js'), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
   });

@@ -3,9 +3,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { TEMPORAL_CLI_VERSION } from '../../devserver';
-import { VERSITYGW_PACKAGE, VERSITYGW_VERSION } from '../../objectserver';
-import { DEFAULT_PG_TEMPORAL_ADDRESS, TEMPORAL_SERVER_VERSION } from '../../temporalserver';
+import { TEMPORAL_CLI_VERSION } from '../../servers/devserver';
+import { VERSITYGW_PACKAGE, VERSITYGW_VERSION } from '../../servers/objectserver';
+import { DEFAULT_PG_TEMPORAL_ADDRESS, TEMPORAL_SERVER_VERSION } from '../../servers/temporalserver';
 
 const ROOT = path.resolve(__dirname, '../..');
 const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');

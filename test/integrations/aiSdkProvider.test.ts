@@ -4,9 +4,9 @@ import path from 'node:path';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { recordedOpenAIProvider, SessionTape } from '../../integrations';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { verifyTape } from '../../tape';
+import { recordedOpenAIProvider, SessionTape } from '../../src/integrations';
+import { verifyTape } from '../../src/recorder/tape';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 
 const SCRIPT = {
   name: 'ai-sdk',

@@ -4,20 +4,20 @@ import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GraphOutput } from '../../agents/langgraph/agent';
-import { researchTools } from '../../agents/sample/tools';
-import { forkRun } from '../../fork';
-import { ReplayBook, wrapOpenAI } from '../../integrations';
-import { localEndpoints } from '../../llm';
-import { loadModelScript, type ModelServer, startModelServer } from '../../modelserver';
-import { TapeStore } from '../../recorder';
-import { bundleAgentWorkflows, startAgent } from '../../runtime';
-import { readTape, resolveMessages, verifyTape } from '../../tape';
+import type { GraphOutput } from '../../examples/langgraph/agent';
+import { researchTools } from '../../examples/sample/tools';
+import { ReplayBook, wrapOpenAI } from '../../src/integrations';
+import { localEndpoints } from '../../src/llm';
+import { TapeStore } from '../../src/recorder';
+import { readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
+import { bundleAgentWorkflows, startAgent } from '../../src/temporal';
+import { loadModelScript, type ModelServer, startModelServer } from '../../src/testing/modelserver';
+import { forkRun } from '../../src/timetravel/fork';
 import { connectTestWorker } from '../support/temporal';
 import { summarizeTool } from './fixtures/summarizeTool';
 
 const WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
-const SAMPLE = loadModelScript(path.join(__dirname, '../../agents/sample/script.yaml'));
+const SAMPLE = loadModelScript(path.join(__dirname, '../../examples/sample/script.yaml'));
 const SCRIPT = {
   name: 'integrations',
   turns: [

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatSse, MalformedSseError, type SseEvent, SseParser } from '../../integrations';
+import { formatSse, MalformedSseError, type SseEvent, SseParser } from '../../src/integrations';
 
 const event = fc.record(
   {

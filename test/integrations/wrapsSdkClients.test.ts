@@ -4,9 +4,9 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionTape, wrapAnthropic, wrapOpenAI } from '../../integrations';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { readTape, resolveMessages, verifyTape } from '../../tape';
+import { SessionTape, wrapAnthropic, wrapOpenAI } from '../../src/integrations';
+import { readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 
 const SCRIPT = {
   name: 'wrapped-clients',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endpointsFromEnv, LlmEndpointMissingError, requireEndpoint } from '../../llm';
+import { endpointsFromEnv, LlmEndpointMissingError, requireEndpoint } from '../../src/llm';
 
 describe('endpoint resolution', () => {
   it('sends requests to the real API when an API key is set', () => {

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { RecorderTimings, type TapeSession, TapeStore } from '../../recorder';
-import { readTape, TapeWriter, verifyTape } from '../../tape';
+import { RecorderTimings, type TapeSession, TapeStore } from '../../src/recorder';
+import { readTape, TapeWriter, verifyTape } from '../../src/recorder/tape';
 import { RUN, tempDir } from './helpers';
 
 /** One step's closing frame, as the recorder writes it: the kind the 'step' policy makes durable. */

@@ -1,10 +1,10 @@
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepScript } from '../../agents/sample/stepScript';
-import { temporalConfigFromEnv } from '../../devserver/config';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { TapeStore } from '../../recorder';
-import { readTape, verifyTape } from '../../tape';
+import { stepScript } from '../../examples/sample/stepScript';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import { TapeStore } from '../../src/recorder';
+import { readTape, verifyTape } from '../../src/recorder/tape';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { completedActivities, waitUntil } from '../support/history';
 import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';

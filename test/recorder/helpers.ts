@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LlmResponse } from '../../llm/types';
-import { type RunIdentity, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
+import type { LlmResponse } from '../../src/llm/types';
+import { type RunIdentity, TapeRecorder, type TapeRecorderOptions } from '../../src/recorder';
 
 export function tempDir(prefix = 'jbx-rec-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -55,7 +55,7 @@ export function response(text: string, toolCalls: LlmResponse['toolCalls'] = [])
 export async function recordLlmStep(
   rec: TapeRecorder,
   step: number,
-  request: Parameters<import('../../recorder').ActivityTape['llmRequest']>[0],
+  request: Parameters<import('../../src/recorder').ActivityTape['llmRequest']>[0],
   reply: LlmResponse,
 ) {
   const tape = rec.forActivity(activityInfo(`a${step}`), step);

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../../llm/types';
-import { readTape, resolveMessages } from '../../tape';
+import type { ChatMessage } from '../../src/llm/types';
+import { readTape, resolveMessages } from '../../src/recorder/tape';
 import { RUN, recorder, recordLlmStep, response, tempDir } from './helpers';
 
 describe('a growing conversation is stored once', () => {

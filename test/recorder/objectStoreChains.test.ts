@@ -2,15 +2,15 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ObjectServerHandle } from '../../objectserver';
+import type { ObjectServerHandle } from '../../servers/objectserver';
 import {
   type ObjectBucket,
   ObjectTapeStore,
   type RunIdentity,
   segmentKey,
   TapeSegmentsError,
-} from '../../recorder';
-import { readTape, verifyTape } from '../../tape';
+} from '../../src/recorder';
+import { readTape, verifyTape } from '../../src/recorder/tape';
 import { objectServer, uniquePrefix } from '../support/objectServer';
 
 const run = (id: string): RunIdentity => ({

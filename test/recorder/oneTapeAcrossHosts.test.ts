@@ -3,17 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stepScript } from '../../agents/sample/stepScript';
-import { temporalConfigFromEnv } from '../../devserver/config';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { DEFAULT_TEST_BUCKET, type ObjectServerHandle } from '../../objectserver';
-import { tapeFileName } from '../../recorder';
-import { readTape } from '../../tape';
-import { runJbx } from '../replay/jbx';
+import { stepScript } from '../../examples/sample/stepScript';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import { DEFAULT_TEST_BUCKET, type ObjectServerHandle } from '../../servers/objectserver';
+import { tapeFileName } from '../../src/recorder';
+import { readTape } from '../../src/recorder/tape';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { completedActivities, waitUntil } from '../support/history';
 import { objectServer, uniquePrefix } from '../support/objectServer';
 import { startResearchRun } from '../support/researchRun';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
+import { runJbx } from '../timetravel/replay/jbx';
 
 const STEPS = 5;
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlobRef, decodeBlob, readTape, verifyTape } from '../../tape';
+import { BlobRef, decodeBlob, readTape, verifyTape } from '../../src/recorder/tape';
 import { activityInfo, RUN, recorder, tempDir } from './helpers';
 
 const KEY = 'sk-proj-FAKEeffectKey0123456789';

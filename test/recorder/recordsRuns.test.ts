@@ -1,19 +1,19 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
-import { researchTools } from '../../agents/sample/tools';
-import { localEndpoints } from '../../llm';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { TapeStore } from '../../recorder';
-import { startAgent } from '../../runtime';
-import { readTape, type Tape, verifyTape } from '../../tape';
+import type { ResearchOutput } from '../../examples/sample/agent';
+import { researchTools } from '../../examples/sample/tools';
+import { localEndpoints } from '../../src/llm';
+import { TapeStore } from '../../src/recorder';
+import { readTape, type Tape, verifyTape } from '../../src/recorder/tape';
+import { startAgent } from '../../src/temporal';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
 import { tempDir } from './helpers';
 
 const RECORDER_WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
 
-const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
+const SAMPLE_SCRIPT = path.join(__dirname, '../../examples/sample/script.yaml');
 const FAKE_KEY = 'sk-test-FAKEKEY0123456789abcdef';
 const QUESTION = `How many times around the Earth is the distance to the Moon? (my key is ${FAKE_KEY})`;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REDACTED, Redactor, toTapeValue } from '../../recorder';
-import { verifyTape } from '../../tape';
+import { REDACTED, Redactor, toTapeValue } from '../../src/recorder';
+import { verifyTape } from '../../src/recorder/tape';
 import { activityInfo, RUN, recorder, response, tempDir } from './helpers';
 
 const OPENAI_KEY = 'sk-proj-FAKEkey0123456789abcdef';

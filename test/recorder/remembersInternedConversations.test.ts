@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { internRemembered } from '../../recorder/internMemo';
-import { internMessages, readTape, TapeWriter } from '../../tape';
+import { internRemembered } from '../../src/recorder/internMemo';
+import { internMessages, readTape, TapeWriter } from '../../src/recorder/tape';
 import { tempDir } from './helpers';
 
 const header = (id: string) => ({

@@ -3,8 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TapeLockTimeoutError, TapeStore, withFileLock } from '../../recorder';
-import { readTape, verifyTape } from '../../tape';
+import { TapeLockTimeoutError, TapeStore, withFileLock } from '../../src/recorder';
+import { readTape, verifyTape } from '../../src/recorder/tape';
 import { RUN, tempDir } from './helpers';
 
 const ROOT = path.resolve(__dirname, '../..');

@@ -5,7 +5,7 @@ import {
   objectStoreConfigFromEnv,
   TapeStoreConfigError,
   tapeStoreFromEnv,
-} from '../../recorder';
+} from '../../src/recorder';
 
 describe('which tape store the environment selects', () => {
   it('is the folder without JUKEBOX_TAPE_STORE, and the object store with an s3:// URL', async () => {

@@ -1,5 +1,5 @@
-/** The suite's real S3-compatible server (versitygw, objectserver/): started once, reused by later files. */
-import { type ObjectServerHandle, startObjectServer } from '../../objectserver';
+/** The suite's real S3-compatible server (versitygw, servers/objectserver/): started once, reused by later files. */
+import { type ObjectServerHandle, startObjectServer } from '../../servers/objectserver';
 
 export async function objectServer(): Promise<ObjectServerHandle> {
   // Built by scripts/test.sh before vitest; a first build from here would take minutes.

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { postgresBinDir } from '../../temporalserver/postgres';
+import { postgresBinDir } from '../../servers/temporalserver/postgres';
 
 export interface PostgresCluster {
   host: string;

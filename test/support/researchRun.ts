@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
-import type { ResearchOutput } from '../../agents/sample/agent';
-import { startAgent } from '../../runtime';
+import type { ResearchOutput } from '../../examples/sample/agent';
+import { startAgent } from '../../src/temporal';
 
 /**
  * Starts the sample research agent for `steps` scripted model steps, with a short heartbeat timeout and fast

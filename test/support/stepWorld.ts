@@ -7,9 +7,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { readOutbox } from '../../agents/accounting/notifyServer';
-import { requireBooth, type ShadowBoothConfig } from '../../sandbox/shadowBooth';
-import type { ToolDefinition } from '../../tools';
+import { readOutbox } from '../../examples/accounting/notifyServer';
+import type { ToolDefinition } from '../../src/agent/tools';
+import { requireBooth, type ShadowBoothConfig } from '../../src/booth/shadowBooth';
 
 export interface StepWorld {
   dir: string;

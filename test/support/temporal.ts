@@ -4,16 +4,16 @@ import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { temporalConfigFromEnv } from '../../devserver/config';
-import type { LlmEndpoints } from '../../llm';
-import type { TapeRecorderOptions } from '../../recorder';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import type { ToolDefinition } from '../../src/agent/tools';
+import type { LlmEndpoints } from '../../src/llm';
+import type { TapeRecorderOptions } from '../../src/recorder';
 import {
   bundleAgentWorkflows,
   createJukeboxWorker,
   DEFAULT_WORKFLOWS_PATH,
   type JukeboxWorkerOptions,
-} from '../../runtime';
-import type { ToolDefinition } from '../../tools';
+} from '../../src/temporal';
 
 // Bundling takes seconds; a test file bundles each workflows module once.
 const bundles = new Map<string, ReturnType<typeof bundleAgentWorkflows>>();

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 
-const BIN = path.join(__dirname, '../../cli/bin.js');
+const BIN = path.join(__dirname, '../../src/cli/bin.js');
 
 /** Runs the real `jbx` in a child process, as a user would. */
 export function jbx(...args: string[]) {

@@ -13,11 +13,11 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
-import { type ModelServer, startModelServer } from '../../modelserver';
+import type { ResearchOutput } from '../../examples/sample/agent';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { startTelemetryWorker } from './telemetryWorker';
 
-const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
+const SAMPLE_SCRIPT = path.join(__dirname, '../../examples/sample/script.yaml');
 const FAKE_KEY = 'sk-test-LIVEFAKEKEY0123456789abcdef';
 const QUESTION = `How many times around the Earth is the distance to the Moon? (my key is ${FAKE_KEY})`;
 

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTape } from '../../tape';
-import { GENAI_SCHEMA_URL, TOKEN_USAGE_BUCKETS } from '../../telemetry';
+import { readTape } from '../../src/recorder/tape';
+import { GENAI_SCHEMA_URL, TOKEN_USAGE_BUCKETS } from '../../src/telemetry';
 import { jbx } from './cli';
 import { type AgentTape, SECRET, STEP_US, writeAgentTape } from './fixtures/agentTape';
 

@@ -1,11 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentRunResult } from '../../agent/context';
-import type { ResearchOutput } from '../../agents/sample/agent';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { TapeStore } from '../../recorder';
-import { readTape } from '../../tape';
-import { createOtlpTelemetry, type OtlpTelemetry, type TelemetryExportError } from '../../telemetry';
+import type { ResearchOutput } from '../../examples/sample/agent';
 import {
   type JaegerServer,
   type JaegerSpan,
@@ -14,11 +9,16 @@ import {
   jaegerTrace,
   jaegerTraces,
   startJaeger,
-} from '../../telemetry/jaeger';
+} from '../../servers/jaeger';
+import type { AgentRunResult } from '../../src/agent/context';
+import { TapeStore } from '../../src/recorder';
+import { readTape } from '../../src/recorder/tape';
+import { createOtlpTelemetry, type OtlpTelemetry, type TelemetryExportError } from '../../src/telemetry';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { jbx } from './cli';
 import { startTelemetryWorker } from './telemetryWorker';
 
-const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
+const SAMPLE_SCRIPT = path.join(__dirname, '../../examples/sample/script.yaml');
 const QUESTION = 'How many times around the Earth is the distance to the Moon?';
 
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {

@@ -1,6 +1,5 @@
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundleAgentWorkflows } from '../../runtime';
 import {
   assertTracedBundle,
   bundleTracedWorkflows,
@@ -8,7 +7,8 @@ import {
   otlpSignalUrl,
   TelemetryConfigError,
   workerTelemetry,
-} from '../../telemetry';
+} from '../../src/telemetry';
+import { bundleAgentWorkflows } from '../../src/temporal';
 import { TELEMETRY_WORKFLOWS } from './telemetryWorker';
 
 describe('telemetry configuration a worker cannot use', () => {

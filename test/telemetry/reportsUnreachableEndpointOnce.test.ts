@@ -1,16 +1,16 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResearchOutput } from '../../agents/sample/agent';
-import { freePort } from '../../devserver';
-import { type ModelServer, startModelServer } from '../../modelserver';
-import { TapeStore } from '../../recorder';
-import { verifyTape } from '../../tape';
-import { createOtlpTelemetry, type OtlpTelemetry, TelemetryExportError } from '../../telemetry';
-import { jaegerTraces, startJaeger } from '../../telemetry/jaeger';
+import type { ResearchOutput } from '../../examples/sample/agent';
+import { freePort } from '../../servers/devserver';
+import { jaegerTraces, startJaeger } from '../../servers/jaeger';
+import { TapeStore } from '../../src/recorder';
+import { verifyTape } from '../../src/recorder/tape';
+import { createOtlpTelemetry, type OtlpTelemetry, TelemetryExportError } from '../../src/telemetry';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { jbx } from './cli';
 import { startTelemetryWorker } from './telemetryWorker';
 
-const SAMPLE_SCRIPT = path.join(__dirname, '../../agents/sample/script.yaml');
+const SAMPLE_SCRIPT = path.join(__dirname, '../../examples/sample/script.yaml');
 
 describe('telemetry to an OTLP endpoint nobody listens on', () => {
   let model: ModelServer;

@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { researchTools } from '../../agents/sample/tools';
-import { temporalConfigFromEnv } from '../../devserver/config';
-import { localEndpoints } from '../../llm';
-import { createJukeboxWorker, startAgent } from '../../runtime';
-import { bundleTracedWorkflows, type JukeboxTelemetryOptions } from '../../telemetry';
+import { researchTools } from '../../examples/sample/tools';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import { localEndpoints } from '../../src/llm';
+import { bundleTracedWorkflows, type JukeboxTelemetryOptions } from '../../src/telemetry';
+import { createJukeboxWorker, startAgent } from '../../src/temporal';
 
 export const TELEMETRY_WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
 let bundle: ReturnType<typeof bundleTracedWorkflows> | undefined;

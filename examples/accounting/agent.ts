@@ -1,0 +1,89 @@
+/**
+ * The quickstart's accounting agent (workflow code): it reads the ledger and the customer's account, stages a
+ * refund (a ledger line, a balance update, a "notify customer" MCP call), and asks the Shadow Booth to commit
+ * it through the refund policy gate. A refused or failed commit leaves everything as it was.
+ */
+
+import { defineAgent, runToolLoop } from '../../src/agent';
+import type { GateVerdict } from '../../src/booth/verifiers';
+import type { Provider, ToolSpec } from '../../src/llm/types';
+import type { StagedSummary } from '../../src/temporal/activities/commitActivities';
+import { type CommitReport, CommitRolledBackError } from '../../src/temporal/workflow/boothSaga';
+
+export interface AccountingInput {
+  /** What the operator asks, e.g. "Refund $120 to customer C-1001: duplicate charge." */
+  request: string;
+  provider?: Provider;
+  model?: string;
+}
+
+export type AccountingOutput =
+  | { answer: string; committed: true; report: CommitReport }
+  | {
+      answer: string;
+      committed: false;
+      reason: string;
+      verdicts: GateVerdict[];
+      discarded: StagedSummary | null;
+    };
+
+/** The gate every refund commit must pass (registered on the worker, see ./gates). */
+export const REFUND_GATE = 'refund-threshold';
+
+export const accountingToolSpecs: ToolSpec[] = [
+  {
+    name: 'get_account',
+    description: "Read a customer's account (name, email, balance in cents) from the accounts database.",
+    parameters: { type: 'object', properties: { customer: { type: 'string' } }, required: ['customer'] },
+  },
+  {
+    name: 'read_ledger',
+    description: 'Read the ledger (CSV: date, customer, type, amount_cents, memo).',
+    parameters: { type: 'object', properties: {} },
+  },
+  {
+    name: 'stage_refund',
+    description:
+      'Stage a refund: a ledger line, the balance update and a customer notification. Nothing is final until the run commits.',
+    parameters: {
+      type: 'object',
+      properties: {
+        customer: { type: 'string' },
+        amount_cents: { type: 'integer', minimum: 1 },
+        memo: { type: 'string' },
+      },
+      required: ['customer', 'amount_cents', 'memo'],
+    },
+  },
+];
+
+export const accountingAgent = defineAgent<AccountingInput, AccountingOutput>(
+  'accountingAgent',
+  async (ctx, input) => {
+    const loop = await runToolLoop(ctx, {
+      provider: input.provider ?? 'openai',
+      model: input.model ?? 'gpt-4o-mini',
+      system:
+        'You are a careful accounting assistant. Check the account and the ledger before staging a refund; stage each refund once.',
+      messages: [{ role: 'user', content: input.request }],
+      tools: accountingToolSpecs,
+      maxTurns: 8,
+    });
+    try {
+      const report = await ctx.commit({ gates: [REFUND_GATE] });
+      return { answer: loop.text, committed: true, report };
+    } catch (err) {
+      // A gate's refusal is an answer, not a crash: the run reports it; the booth has already rolled back. Any
+      // other failed commit (a part that could not be applied) fails the run with its typed error.
+      if (err instanceof CommitRolledBackError && err.part === 'verify')
+        return {
+          answer: loop.text,
+          committed: false,
+          reason: err.reason,
+          verdicts: err.verdicts,
+          discarded: err.staged,
+        };
+      throw err;
+    }
+  },
+);

@@ -1,0 +1,62 @@
+/**
+ * The accounting quickstart's policy gate: refunds above the autonomous threshold need a person. It reads the
+ * refund from every part of the change set (the ledger lines, the balance updates, the notifications), so a
+ * refund staged in any one of them alone cannot slip past.
+ */
+import type { Gate } from '../../src/booth/verifiers';
+import { LEDGER_FILE, NOTIFY_SERVER } from './tools';
+
+export const AUTONOMOUS_REFUND_LIMIT_CENTS = 50_000;
+
+const dollars = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** Refund lines the ledger diff adds: `+date,customer,refund,amount_cents,memo`. */
+function ledgerRefunds(diff: string | undefined): Array<{ customer: string; cents: number }> {
+  return (diff ?? '')
+    .split('\n')
+    .filter((l) => l.startsWith('+') && !l.startsWith('+++'))
+    .map((l) => l.slice(1).split(','))
+    .filter((f) => f[2] === 'refund')
+    .map((f) => ({ customer: f[1] ?? '?', cents: Number(f[3]) }));
+}
+
+export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS): Gate {
+  return ({ files, sql, mcp }) => {
+    const ledger = files.find((c) => c.path === LEDGER_FILE);
+    if (ledger && ledger.diff === undefined)
+      return {
+        ok: false,
+        reason: `${LEDGER_FILE} changed but has no readable diff; a person must review it`,
+      };
+    const refunds = ledgerRefunds(ledger?.diff);
+    const statements =
+      (sql as { statements?: { statement: string; params: unknown[] }[] } | null)?.statements ?? [];
+    const balanceUpdates = statements.filter((s) => /update\s+accounts/i.test(s.statement));
+    const notifications = mcp.filter((c) => c.server === NOTIFY_SERVER && c.tool === 'notify_customer');
+    if (balanceUpdates.length !== refunds.length || notifications.length !== refunds.length)
+      return {
+        ok: false,
+        reason: `the parts of the refund disagree: ${refunds.length} ledger refund lines, ${balanceUpdates.length} balance updates, ${notifications.length} notifications`,
+      };
+    for (const [i, r] of refunds.entries()) {
+      const staged = Number(balanceUpdates[i]!.params[0]);
+      if (!Number.isInteger(r.cents) || r.cents <= 0 || staged !== r.cents)
+        return {
+          ok: false,
+          reason: `refund line ${i + 1} (${r.cents}) and its balance update (${staged}) differ`,
+        };
+      if (r.cents > limitCents)
+        return {
+          ok: false,
+          reason: `refund of ${dollars(r.cents)} to ${r.customer} exceeds the ${dollars(limitCents)} autonomous threshold; a person must approve it`,
+        };
+    }
+    const total = refunds.reduce((n, r) => n + r.cents, 0);
+    return {
+      ok: true,
+      reason: refunds.length
+        ? `${refunds.length} refund(s) totalling ${dollars(total)}, each within the ${dollars(limitCents)} autonomous threshold`
+        : 'no refunds staged',
+    };
+  };
+}

@@ -1,0 +1,68 @@
+import type { ShadowBooth } from '../../booth/shadowBooth';
+import { crossRealmError, JukeboxError } from '../../errors';
+import type { ToolSpec } from '../../llm/types';
+
+export interface ToolInvocation {
+  signal: AbortSignal;
+  /** The run's Shadow Booth when the worker has one: stage files, SQL and MCP calls here, not on the real targets. */
+  booth?: ShadowBooth;
+}
+
+export interface ToolDefinition {
+  spec: ToolSpec;
+  run(args: Record<string, unknown>, invocation: ToolInvocation): Promise<unknown>;
+}
+
+export class ToolNotFoundError extends JukeboxError {
+  constructor(name: string, known: string[]) {
+    super(
+      'TOOL_NOT_FOUND',
+      `No tool named ${JSON.stringify(name)} is registered on this worker (known: ${known.join(', ') || 'none'}). ` +
+        'Register it in the ToolRegistry passed to createJukeboxWorker, or fix the tool name the model was given.',
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ToolNotFoundError', ToolNotFoundError);
+
+export class ToolArgumentsError extends JukeboxError {
+  constructor(tool: string, problem: string) {
+    super('TOOL_ARGUMENTS_INVALID', `Tool ${tool}: ${problem}`, { nonRetryable: true });
+  }
+}
+crossRealmError('ToolArgumentsError', ToolArgumentsError);
+
+/** The tools a worker can run, by name. Tools run in activities, so they may do any I/O. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolDefinition>();
+
+  constructor(tools: ToolDefinition[] = []) {
+    for (const t of tools) this.register(t);
+  }
+
+  register(tool: ToolDefinition): this {
+    if (this.tools.has(tool.spec.name)) throw new Error(`Tool ${tool.spec.name} is registered twice.`);
+    this.tools.set(tool.spec.name, tool);
+    return this;
+  }
+
+  get(name: string): ToolDefinition {
+    const tool = this.tools.get(name);
+    if (!tool) throw new ToolNotFoundError(name, [...this.tools.keys()]);
+    return tool;
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.tools.values()].map((t) => t.spec);
+  }
+}
+
+export function requireString(tool: string, args: Record<string, unknown>, key: string): string {
+  const value = args[key];
+  if (typeof value !== 'string' || value === '')
+    throw new ToolArgumentsError(
+      tool,
+      `argument ${key} must be a non-empty string, got ${JSON.stringify(value)}`,
+    );
+  return value;
+}

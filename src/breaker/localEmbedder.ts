@@ -1,0 +1,119 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { crossRealmError, JukeboxError } from '../errors';
+import type { Embedder } from './embedder';
+import { EmbeddingThread } from './embeddingThread';
+import { type TokenizerJson, WordPieceTokenizer } from './wordPieceTokenizer';
+
+/** Where scripts/embedding-model.sh installs the model (`npm test` and `npm run bench` run it). */
+export const DEFAULT_EMBEDDING_MODEL_DIR = path.join(
+  __dirname,
+  '../..',
+  '.jukebox',
+  'models',
+  'all-minilm-l6-v2-q',
+);
+
+/** The folder the local embedder loads from: `JUKEBOX_EMBEDDING_MODEL_DIR`, else the installed default. */
+export const embeddingModelDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.JUKEBOX_EMBEDDING_MODEL_DIR || DEFAULT_EMBEDDING_MODEL_DIR;
+
+/**
+ * The local sentence-embedding model could not be loaded (not installed, unreadable, not an ONNX BERT). The
+ * semantic detector then falls back to character 3-gram TF-IDF and says so (breaker status `degraded`).
+ */
+export class EmbeddingModelUnavailableError extends JukeboxError {
+  constructor(
+    readonly modelDir: string,
+    problem: string,
+    cause?: unknown,
+  ) {
+    super(
+      'BREAKER_EMBEDDING_MODEL_UNAVAILABLE',
+      `The breaker's sentence-embedding model in ${modelDir} cannot be loaded: ${problem}. Install it with ` +
+        '`bash scripts/embedding-model.sh` (or point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding model.onnx ' +
+        'and tokenizer.json); until then the semantic detector uses character 3-gram TF-IDF.',
+      { cause, nonRetryable: true },
+    );
+  }
+}
+crossRealmError('EmbeddingModelUnavailableError', EmbeddingModelUnavailableError);
+
+interface Loaded {
+  thread: EmbeddingThread;
+  tokenizer: WordPieceTokenizer;
+  onnx: string;
+}
+
+// One thread inside the session: the breaker shares the worker's cores with the agents it watches.
+const SESSION_OPTIONS = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' };
+/** The background thread's nice value: it runs when a core would otherwise idle. */
+const BACKGROUND_NICENESS = 19;
+
+/**
+ * all-MiniLM-L6-v2 (int8-quantized ONNX) run in-process with onnxruntime-node on a thread of its own
+ * (embeddingThread.ts): WordPiece tokens in, the mean of the last hidden states over the real tokens out,
+ * L2-normalized, as sentence-transformers computes it. No network: the model is a file installed by
+ * scripts/embedding-model.sh. Loaded on first use; a failed load is remembered, so every later message reports
+ * the same typed error instead of retrying a missing file.
+ */
+export class LocalModelEmbedder implements Embedder {
+  readonly name: string;
+  private loading: Promise<Loaded> | undefined;
+  /** A second session on a low-priority thread for background embeddings, made on first use. */
+  private background: EmbeddingThread | undefined;
+
+  constructor(
+    readonly modelDir: string = embeddingModelDir(),
+    private readonly maxTokens = 256,
+  ) {
+    this.name = `all-MiniLM-L6-v2 (local ONNX, ${modelDir})`;
+  }
+
+  /** Loads the model now (e.g. at worker start, to log a clear message); rejects with EmbeddingModelUnavailableError. */
+  load(): Promise<Loaded> {
+    this.loading ??= (async () => {
+      const onnx = path.join(this.modelDir, 'model.onnx');
+      const tok = path.join(this.modelDir, 'tokenizer.json');
+      for (const f of [onnx, tok])
+        if (!existsSync(f))
+          throw new EmbeddingModelUnavailableError(this.modelDir, `${path.basename(f)} is missing`);
+      let tokenizer: WordPieceTokenizer;
+      try {
+        tokenizer = new WordPieceTokenizer(JSON.parse(readFileSync(tok, 'utf8')) as TokenizerJson);
+      } catch (err) {
+        throw new EmbeddingModelUnavailableError(
+          this.modelDir,
+          `tokenizer.json is unusable (${String(err)})`,
+          err,
+        );
+      }
+      const thread = new EmbeddingThread(onnx, SESSION_OPTIONS);
+      try {
+        await thread.ready;
+      } catch (err) {
+        throw new EmbeddingModelUnavailableError(
+          this.modelDir,
+          `onnxruntime could not load model.onnx (${err instanceof Error ? err.message : String(err)})`,
+          err,
+        );
+      }
+      return { thread, tokenizer, onnx };
+    })();
+    return this.loading;
+  }
+
+  async embed(text: string, _signal?: AbortSignal, options?: { background?: boolean }): Promise<number[]> {
+    const { thread, tokenizer, onnx } = await this.load();
+    const ids = tokenizer.encode(text, this.maxTokens);
+    if (!options?.background) return thread.embed(ids);
+    this.background ??= new EmbeddingThread(onnx, SESSION_OPTIONS, BACKGROUND_NICENESS);
+    return this.background.embed(ids);
+  }
+
+  /** Stops the model's thread; a later embed() fails. Workers never need this (the thread does not hold the process). */
+  async close(): Promise<void> {
+    const loaded = await this.loading?.catch(() => undefined);
+    await Promise.all([loaded?.thread.close(), this.background?.close()]);
+  }
+}

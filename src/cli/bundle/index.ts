@@ -1,0 +1,143 @@
+/**
+ * `jbx bundle TAPE -o report.jbxb`: one file holding a run's tape, its Temporal history and the workflow code
+ * that recorded it, so someone else can `jbx replay` it (offline or with `--temporal`) with neither the
+ * agent's source nor a server.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { temporalConfigFromEnv } from '../../../servers/devserver/config';
+import { hashBundleCode } from '../../recorder/agentCodeHash';
+import { tapeDirFromEnv } from '../../recorder/store';
+import { openTape, TapeError } from '../../recorder/tape';
+import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
+import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
+import { HistoryMismatchError } from '../../timetravel/fork/errors';
+import {
+  hasStoredHistory,
+  loadProjectConfig,
+  loadStoredHistory,
+  storeHistory,
+} from '../../timetravel/replay';
+import type { CommandSpec } from '../command';
+import { ExitCode, ExitError, usageError } from '../exitError';
+import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
+
+const USAGE = 'jbx bundle TAPE [-o FILE] [--code-dir D] [--project DIR] [--no-history] [--dir D] [--json]';
+
+async function workflowCode(
+  tapeFile: string,
+  agentCodeHash: string,
+  flags: Record<string, string | boolean | undefined>,
+  info: (m: string) => void,
+): Promise<string> {
+  const dirs = [
+    ...(typeof flags['code-dir'] === 'string' ? [path.resolve(flags['code-dir'])] : []),
+    codeDirFor(path.dirname(tapeFile)),
+    codeDirFor(tapeDirFromEnv()),
+  ];
+  const stored = findWorkflowCode(dirs, agentCodeHash);
+  if (stored) return stored.code;
+  // Not kept by a worker (an older tape, or recorded elsewhere): today's code may still be that code.
+  const config = loadProjectConfig(flags.project as string | undefined);
+  info(`the recorded workflow code is not in ${dirs.join(', ')}; bundling ${config.workflows} to compare`);
+  const current = (await bundleAgentWorkflows(config.workflows)).code;
+  const hash = hashBundleCode(current);
+  if (hash === agentCodeHash) return current;
+  throw new WorkflowCodeMissingError(tapeFile, agentCodeHash, dirs, hash);
+}
+
+async function history(
+  tapeFile: string,
+  run: { workflowId: string; runId: string },
+  info: (m: string) => void,
+): Promise<{ bytes: Uint8Array }> {
+  if (!hasStoredHistory(tapeFile)) {
+    const temporal = temporalConfigFromEnv();
+    info(`no history stored beside ${tapeFile}; fetching it from ${temporal.address}`);
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
+      const client = new Client({ connection, namespace: temporal.namespace });
+      const h = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+      await storeHistory(tapeFile, h, run);
+    } catch (err) {
+      throw new ExitError(
+        ExitCode.failed,
+        `no workflow history is stored beside ${tapeFile}, and fetching it from ${temporal.address} failed (${(err as Error).message}). ` +
+          'Run `jbx bundle` while the server that ran it is up, or pass --no-history (the bundle then replays offline but not with --temporal)',
+        err,
+      );
+    } finally {
+      await connection?.close();
+    }
+  }
+  const { sidecar } = loadStoredHistory(tapeFile);
+  if (sidecar.workflowId !== run.workflowId || sidecar.runId !== run.runId)
+    throw new HistoryMismatchError(
+      tapeFile,
+      sidecar.history,
+      `it was stored for workflow ${sidecar.workflowId} run ${sidecar.runId}`,
+    );
+  // The stored file's own bytes (loadStoredHistory checked their hash), not a re-encoding.
+  return { bytes: readFileSync(path.join(path.dirname(tapeFile), sidecar.history)) };
+}
+
+export const bundleCommand: CommandSpec = {
+  name: 'bundle',
+  summary:
+    'pack a tape, its Temporal history and the workflow code that recorded it into one .jbxb bug report',
+  usage: USAGE,
+  options: {
+    json: { type: 'boolean' },
+    dir: { type: 'string' },
+    output: { type: 'string', short: 'o' },
+    'code-dir': { type: 'string' },
+    project: { type: 'string' },
+    'no-history': { type: 'boolean' },
+  },
+  async run({ positionals, flags, out }) {
+    if (positionals.length > 1) throw usageError(`jbx bundle takes one TAPE\nusage: ${USAGE}`);
+    const file = resolveTapePath(positionals[0], flags.dir as string | undefined, USAGE);
+    const output = path.resolve(
+      typeof flags.output === 'string' ? flags.output : `${path.basename(file, '.jbx')}.jbxb`,
+    );
+    if (existsSync(output) && path.resolve(output) === path.resolve(file))
+      throw usageError(`-o ${output} is the tape itself; name another file`);
+    let header: ReturnType<typeof openTape>['header'];
+    try {
+      const cursor = openTape(file, { keepBlobs: false });
+      header = cursor.header;
+      cursor.close();
+    } catch (err) {
+      if (err instanceof TapeError) throw headerFailure(file, err);
+      throw err;
+    }
+    const info = (m: string) => out.info(m);
+    try {
+      const code = await workflowCode(file, header.agentCodeHash, flags, info);
+      const h = flags['no-history'] ? undefined : await history(file, header, info);
+      const written = await writeBundle(
+        { tapeFile: file, workflowCode: code, ...(h ? { history: h } : {}), createdBy: 'jbx bundle' },
+        output,
+      );
+      const m = written.manifest;
+      out.result(
+        [
+          `${written.file}: ${written.bytes} bytes, BLAKE3 ${written.hash}`,
+          `  tape     ${m.tape.part} (${m.tape.frames} frames, ${m.tape.sealed ? `sealed, ${m.tape.outcome}` : 'not sealed'})`,
+          `  history  ${m.history ? `${m.history.eventCount} events` : 'none (--no-history)'}`,
+          `  code     ${m.workflowCode.hash}`,
+          `replay it anywhere: jbx replay ${path.basename(written.file)}${m.history ? ` / jbx replay --temporal ${path.basename(written.file)}` : ''}`,
+        ].join('\n'),
+        written,
+      );
+    } catch (err) {
+      if (err instanceof TapeError)
+        throw new ExitError(ExitCode.tapeDamaged, `${file} is damaged: ${err.message}`, err);
+      if (err instanceof WorkflowCodeMissingError || err instanceof HistoryMismatchError)
+        throw new ExitError(ExitCode.failed, err.message, err);
+      throw err;
+    }
+  },
+};

@@ -1,0 +1,90 @@
+import {
+  CatalogQueryError,
+  OUTCOME_FILTERS,
+  parseLimit,
+  parseOutcomes,
+  parseSince,
+  parseSort,
+  SORT_KEYS,
+  TapeCatalog,
+  type TapeQuery,
+  type TapeRow,
+} from '../../recorder/catalog';
+import type { CommandSpec } from '../command';
+import { usageError } from '../exitError';
+import { createProgress } from '../verify/progress';
+import { formatTable } from './table';
+
+const USAGE =
+  `jbx ls [--outcome ${OUTCOME_FILTERS.join('|')}[,...]] [--since DATE|AGE] [--workflow NAME] ` +
+  `[--sort ${SORT_KEYS.join('|')}] [--limit N] [--no-index] [--dir D] [--json]`;
+
+function row(r: TapeRow): string[] {
+  return [
+    r.id,
+    r.workflow ?? '?',
+    r.started?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '?',
+    String(r.steps),
+    String(r.frames),
+    r.tripped ? `${r.outcome} (tripped)` : r.outcome,
+    String(r.tokens),
+    r.cost === null ? '-' : `$${r.cost.toFixed(4)}`,
+    String(r.bytes),
+  ];
+}
+
+function query(flags: Record<string, string | boolean | undefined>): TapeQuery {
+  const q: TapeQuery = {};
+  try {
+    if (typeof flags.outcome === 'string') q.outcome = parseOutcomes(flags.outcome);
+    if (typeof flags.since === 'string') q.since = parseSince(flags.since);
+    if (typeof flags.workflow === 'string') q.workflow = flags.workflow;
+    if (typeof flags.sort === 'string') q.sort = parseSort(flags.sort);
+    if (typeof flags.limit === 'string') q.limit = parseLimit(flags.limit);
+  } catch (err) {
+    if (err instanceof CatalogQueryError) throw usageError(`${err.message}\nusage: ${USAGE}`);
+    throw err;
+  }
+  return q;
+}
+
+export const lsCommand: CommandSpec = {
+  name: 'ls',
+  summary: 'list the recorded runs (tapes) in a folder, filtered by outcome, start, workflow; sorted',
+  usage: USAGE,
+  options: {
+    json: { type: 'boolean' },
+    dir: { type: 'string' },
+    outcome: { type: 'string' },
+    since: { type: 'string' },
+    workflow: { type: 'string' },
+    sort: { type: 'string' },
+    limit: { type: 'string' },
+    'no-index': { type: 'boolean' },
+  },
+  async run({ positionals, flags, out }) {
+    if (positionals.length) throw usageError(`jbx ls takes no arguments (use --dir)\nusage: ${USAGE}`);
+    const q = query(flags);
+    let progress: ReturnType<typeof createProgress> | undefined;
+    const catalog = new TapeCatalog({
+      ...(typeof flags.dir === 'string' ? { dir: flags.dir } : {}),
+      index: flags['no-index'] !== true,
+      onProgress: (p) => {
+        progress ??= createProgress(`reading ${p.toRead} new or changed tapes`);
+        progress.tick(() => `${p.read}/${p.toRead}, at ${p.tape}`);
+      },
+    });
+    const listing = await catalog.list(q);
+    progress?.done();
+    const filtered = q.outcome || q.since !== undefined || q.workflow || q.limit;
+    const human = listing.rows.length
+      ? formatTable(
+          ['id', 'workflow', 'started', 'steps', 'frames', 'outcome', 'tokens', 'cost', 'bytes'],
+          listing.rows.map(row),
+        )
+      : listing.total && filtered
+        ? `none of the ${listing.total} tapes in ${listing.dir} match`
+        : `no tapes in ${listing.dir}`;
+    out.result(human, listing.rows);
+  },
+};

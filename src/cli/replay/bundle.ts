@@ -1,0 +1,62 @@
+/**
+ * `jbx replay report.jbxb` (and `--temporal`): replays a bundle with the workflow code inside it, so neither
+ * the agent's source nor a Temporal server is needed; the code is the very code that recorded the run.
+ */
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { agentFromWorkflowCode } from '../../timetravel/bundle';
+import { AgentCodeNotFoundError, replayHistoryWithCode, replayTape } from '../../timetravel/replay';
+import { ExitCode, ExitError } from '../exitError';
+import type { Output } from '../output';
+import { openBundleOrExit } from '../verify/bundle';
+import { renderReplayReport } from './render';
+
+export async function replayBundle(file: string, temporal: boolean, out: Output): Promise<void> {
+  const b = openBundleOrExit(file);
+  const h = b.tape.header;
+  const codeNote = { recorded: h.agentCodeHash, current: h.agentCodeHash, matches: true, source: 'bundle' };
+  if (temporal) {
+    if (!b.history)
+      throw new ExitError(
+        ExitCode.failed,
+        `bundle ${file} holds no workflow history (it was made with --no-history); replay it without --temporal, or bundle the run again while its server is up`,
+      );
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (e) => process.stderr.write(`temporal ${e.level}: ${e.message}\n`)),
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    });
+    const report = await replayHistoryWithCode(file, b.history, h.workflowId, { code: b.workflowCode });
+    out.result(
+      report.deterministic
+        ? `temporal replay of ${file}: deterministic (${report.eventCount} events, ${report.durationMs.toFixed(0)} ms, the bundle's own workflow code)`
+        : `temporal replay of ${file}: NOT deterministic\n  ${report.error}`,
+      { ...report, code: codeNote },
+    );
+    if (!report.deterministic)
+      throw new ExitError(
+        ExitCode.failed,
+        `the bundled workflow code is not deterministic against its history`,
+      );
+    return;
+  }
+  let agent: ReturnType<typeof agentFromWorkflowCode>;
+  try {
+    agent = agentFromWorkflowCode(b.workflowCode, h.workflowType, `${file}#workflow-bundle.js`);
+  } catch (err) {
+    if (err instanceof AgentCodeNotFoundError) throw new ExitError(ExitCode.failed, err.message, err);
+    throw err;
+  }
+  const report = await replayTape(b.tape, { agent, timeline: b.timeline });
+  const module = `${file}#workflow-bundle.js`;
+  out.result(renderReplayReport(report, module, process.stdout.columns || 100), {
+    ...report,
+    agentModule: module,
+    code: codeNote,
+  });
+  if (report.status === 'diverged') {
+    const d = report.divergence!;
+    throw new ExitError(
+      ExitCode.failed,
+      `replay diverged at step ${d.step} (frame ${d.frame}, ${d.kind}): ${d.fields.join(', ')}`,
+    );
+  }
+}

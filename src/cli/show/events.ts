@@ -1,0 +1,74 @@
+/**
+ * `jbx show TAPE --events`: each step of the tape with the ids of its Temporal history events, so what the
+ * Temporal Web UI shows lines up with the tape (and `jbx fork --event N` can be given any of those ids).
+ */
+import { Client, Connection } from '@temporalio/client';
+import { temporalConfigFromEnv } from '../../../servers/devserver/config';
+import { TapeError } from '../../recorder/tape';
+import { hasStoredHistory } from '../../temporal/client/storedHistory';
+import {
+  ForkRequestError,
+  HistoryMismatchError,
+  loadRunHistory,
+  type StepEvents,
+} from '../../timetravel/fork';
+import { ExitCode, ExitError } from '../exitError';
+import type { Output } from '../output';
+import { headerFailure } from '../verify/tapeArgument';
+
+function stepLine(s: StepEvents): string {
+  const head = `step ${String(s.step).padStart(3)}  ${s.kind.padEnd(4)}  activity ${s.activityId}`;
+  if (s.inherited) return `${head}  from the parent tape (no events in this run)`;
+  const events = s.events
+    .map((e) => `${e.id} ${e.type}${e.attempt !== undefined ? ` (attempt ${e.attempt})` : ''}`)
+    .join(', ');
+  return `${head}  events ${s.first}..${s.last}: ${events}`;
+}
+
+export async function showEvents(file: string, tapeDir: string, out: Output): Promise<void> {
+  let connection: Connection | undefined;
+  try {
+    let client: Client | undefined;
+    const temporal = temporalConfigFromEnv();
+    // The stored history needs no server; only a tape without one asks the server that ran it.
+    if (!hasStoredHistory(file)) {
+      connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
+      client = new Client({ connection, namespace: temporal.namespace });
+    }
+    const run = await loadRunHistory({
+      tapeFile: file,
+      tapeDir,
+      ...(client ? { client } : {}),
+      serverName: `${temporal.address} namespace ${temporal.namespace}`,
+    });
+    const a = run.alignment;
+    const human = [
+      `tape ${file}`,
+      `workflow ${run.workflowId} run ${run.runId}; history from ${run.historySource}, events 1..${a.lastEventId}`,
+      '',
+      ...a.steps.map(stepLine),
+    ].join('\n');
+    out.result(human, {
+      file,
+      workflowId: run.workflowId,
+      runId: run.runId,
+      historySource: run.historySource,
+      eventCount: a.eventCount,
+      steps: a.steps,
+      events: a.events,
+    });
+  } catch (err) {
+    if (err instanceof TapeError) throw headerFailure(file, err);
+    if (err instanceof ForkRequestError || err instanceof HistoryMismatchError)
+      throw new ExitError(ExitCode.failed, err.message, err);
+    if (err instanceof Error && /connect|ECONNREFUSED|unavailable/i.test(err.message))
+      throw new ExitError(
+        ExitCode.failed,
+        `no workflow history is stored beside ${file}, and the Temporal server did not answer (${err.message}); start it, or point JUKEBOX_TEMPORAL_ADDRESS at the server that ran the workflow`,
+        err,
+      );
+    throw err;
+  } finally {
+    await connection?.close();
+  }
+}

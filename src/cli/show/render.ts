@@ -1,0 +1,161 @@
+/** How `jbx show` turns frames into text and JSON: blob references resolved, bytes summarised. */
+import { BlobRef, decodeBlob, resolveMessages, type TapeBlob, type TapeFrame } from '../../recorder/tape';
+
+const MAX_RESOLVE_DEPTH = 8;
+
+export type Blobs = ReadonlyMap<string, TapeBlob>;
+
+/** Replaces blob references by the blobs' decoded values (recursively: stored inputs reference messages). */
+export function resolveValue(value: unknown, blobs: Blobs, depth = 0): unknown {
+  if (value instanceof BlobRef) {
+    const blob = blobs.get(value.hash);
+    if (!blob || depth >= MAX_RESOLVE_DEPTH) return { blob: value.hash };
+    return resolveValue(decodeBlob(blob), blobs, depth + 1);
+  }
+  if (value instanceof Uint8Array) {
+    const hex = Buffer.from(value.subarray(0, 32)).toString('hex');
+    return { bytes: value.byteLength, hex: value.byteLength > 32 ? `${hex}...` : hex };
+  }
+  if (Array.isArray(value)) return value.map((v) => resolveValue(v, blobs, depth));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resolveField(k, v, blobs, depth);
+    return out;
+  }
+  return value;
+}
+
+/** A `messages` reference is a conversation chain: shown as the list of messages it stands for. */
+function resolveField(key: string, value: unknown, blobs: Blobs, depth: number): unknown {
+  if (key === 'messages' && value instanceof BlobRef) {
+    try {
+      return resolveMessages(blobs, value).map((m) => resolveValue(m, blobs, depth + 1));
+    } catch {
+      return { blob: value.hash };
+    }
+  }
+  return resolveValue(value, blobs, depth);
+}
+
+export function frameJson(f: TapeFrame, blobs: Blobs) {
+  const payload =
+    f.kind === 'blob'
+      ? blobs.get(f.payloadHash)
+        ? resolveValue(decodeBlob(blobs.get(f.payloadHash)!), blobs)
+        : null
+      : resolveValue(f.payload, blobs);
+  return {
+    index: f.index,
+    kind: f.kind ?? `unknown(${f.kindCode})`,
+    step: f.step,
+    recordedAtUs: f.recordedAtUs,
+    offset: f.offset,
+    length: f.length,
+    encoding: f.encoding,
+    payloadHash: f.payloadHash,
+    chain: f.chain,
+    payload,
+  };
+}
+
+const clip = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const j = (v: unknown) => clip(JSON.stringify(v) ?? 'undefined');
+
+interface Msg {
+  role?: string;
+  content?: string;
+  toolCalls?: { name: string; arguments: unknown }[];
+}
+
+function describeMessage(m: Msg | undefined): string {
+  if (!m) return '';
+  const calls = m.toolCalls?.length
+    ? ` calls ${m.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(', ')}`
+    : '';
+  return `${m.role ?? '?'}: ${m.content ? JSON.stringify(clip(m.content, 80)) : ''}${calls}`;
+}
+
+/** One line per frame: what happened, not every field. */
+/** A booth tool step's result: which attempt's staging counted, reused or discarded. */
+export function describeStaging(st: { attempt?: number; reused?: boolean; discarded?: number }): string {
+  const parts = [`staging of attempt ${st.attempt} counted`];
+  if (st.reused) parts.push('reused from its checkpoint');
+  if (st.discarded !== undefined) parts.push(`attempt ${st.discarded}'s partial staging discarded`);
+  return `[${parts.join('; ')}]`;
+}
+
+export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
+  // biome-ignore lint/suspicious/noExplicitAny: display code reads payload fields loosely; absent ones print as undefined
+  const p = (f.kind === 'blob' ? {} : resolveValue(f.payload, blobs)) as Record<string, any>;
+  const at = `+${((f.recordedAtUs - t0Us) / 1e6).toFixed(3)}s`;
+  let what: string;
+  switch (f.kind) {
+    case 'llm.request': {
+      const msgs = (p.messages ?? []) as Msg[];
+      what = `${p.provider}/${p.model}: ${msgs.length} messages, last ${describeMessage(msgs[msgs.length - 1])}`;
+      break;
+    }
+    case 'llm.chunk': {
+      const chunks = (p.chunks ?? []) as Array<[number, number, string | null, unknown?]>;
+      const text = chunks.map((c) => c[2] ?? '').join('');
+      const first = chunks[0];
+      const last = chunks[chunks.length - 1];
+      what = `${chunks.length} chunks #${first?.[0]}..#${last?.[0]} over ${first?.[1]}..${last?.[1]} ms ${JSON.stringify(clip(text))}`;
+      break;
+    }
+    case 'llm.response':
+      what = `${p.stopReason}: ${describeMessage(p.message)} [${p.usage?.inputTokens ?? 0} in / ${p.usage?.outputTokens ?? 0} out tokens${typeof p.cost === 'number' ? `, $${p.cost}` : ''}]`;
+      break;
+    case 'tool.call':
+      what = `${p.toolName}(${j(p.args)})`;
+      break;
+    case 'tool.result':
+      what = p.isError ? `error ${p.error?.name}: ${clip(String(p.error?.message))}` : `=> ${j(p.output)}`;
+      if (p.staging) what += ` ${describeStaging(p.staging)}`;
+      break;
+    case 'random':
+      what = `values ${j(p.values)} (observation ${p.seq})`;
+      break;
+    case 'clock':
+      what = `now ${new Date(p.nowMs).toISOString()} (observation ${p.seq})`;
+      break;
+    case 'activity.start':
+      what = `${p.activityType} activity ${p.activityId} attempt ${p.attempt}${p.pid ? ` (pid ${p.pid})` : ''}`;
+      break;
+    case 'activity.complete':
+      what = `activity ${p.activityId} attempt ${p.attempt} completed => ${j(p.result)}`;
+      break;
+    case 'activity.error':
+      what = `activity ${p.activityId} attempt ${p.attempt} failed (${p.willRetry ? 'will retry' : 'final'}): ${p.error?.name}: ${clip(String(p.error?.message))}`;
+      break;
+    case 'blob': {
+      const b = blobs.get(f.payloadHash);
+      what = `${f.payloadHash.slice(0, 16)} ${f.length - 84} bytes ${b?.encoding ?? f.encoding}`;
+      break;
+    }
+    case 'outcome':
+      what = `${p.status}${p.result !== undefined ? ` => ${j(p.result)}` : ''}${p.error ? `: ${p.error.name}: ${clip(String(p.error.message))}` : ''}`;
+      break;
+    case 'seal':
+      what = `${p.frameCount} frames, ${p.blobCount} blobs, final chain ${String(p.finalChain).slice(0, 16)}…`;
+      break;
+    default:
+      what = j(p);
+  }
+  const kind = f.kind ?? `unknown(${f.kindCode})`;
+  return `${String(f.index).padStart(5)}  step ${String(f.step).padStart(3)}  ${at.padStart(10)}  ${kind.padEnd(17)} ${what}`;
+}
+
+/** A frame with every field, for --frame and --step. */
+export function frameDetail(f: TapeFrame, blobs: Blobs, t0Us: number): string {
+  const json = frameJson(f, blobs);
+  return [
+    frameLine(f, blobs, t0Us),
+    `       at byte ${f.offset}, ${f.length} bytes, recorded ${new Date(f.recordedAtUs / 1000).toISOString()}`,
+    `       payload ${f.payloadHash}  chain ${f.chain}`,
+    JSON.stringify(json.payload, null, 2)
+      .split('\n')
+      .map((l) => `       ${l}`)
+      .join('\n'),
+  ].join('\n');
+}

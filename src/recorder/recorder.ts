@@ -1,0 +1,139 @@
+/**
+ * The worker-wide recorder: owns the tape store, the redactor and the price hook, and hands out one
+ * ActivityTape per activity attempt.
+ */
+import type { Info } from '@temporalio/activity';
+import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../llm/pricing';
+import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
+import type { RecordOutcomeInput } from './observations';
+import { type RedactionOptions, Redactor } from './redact';
+import type { RunIdentity, TapeStore, TapeStoreOptions } from './store';
+import { tapeStoreFromEnv } from './storeFromEnv';
+import { errorValue, toTapeValue } from './tapeValue';
+import type { RecorderTimings } from './timings';
+
+export interface TapeRecorderOptions extends TapeStoreOptions {
+  /** The store to record into; default: `dir` when given, else the one `JUKEBOX_TAPE_STORE` names (storeFromEnv). */
+  store?: TapeStore;
+  redaction?: RedactionOptions;
+  /**
+   * Price table hook: the cost of one model call in USD, or null when unknown. The default prices calls with
+   * the project's dated price table (src/llm/pricing/, overridable with `JUKEBOX_PRICE_TABLE`); a model the table does
+   * not list is recorded with `cost: null`, since a missing price must not fail the step it describes.
+   */
+  costOf?: PriceHook;
+  /** The price book the default hook uses; loaded from src/llm/pricing/ (and `JUKEBOX_PRICE_TABLE`) when omitted. */
+  prices?: PriceBook;
+  /** Goes into every tape header; createJukeboxWorker sets it to the workflow bundle's hash. */
+  agentCodeHash?: string;
+  /** Clock for recordedAtUs, microseconds since the epoch (tests). */
+  nowUs?: () => number;
+}
+
+const defaultNowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+
+function pricedBy(book: PriceBook): PriceHook {
+  return (call) => {
+    try {
+      return book.costOf(call);
+    } catch (err) {
+      if (err instanceof UnknownModelPriceError) return null;
+      throw err;
+    }
+  };
+}
+
+export class TapeRecorder {
+  readonly store: TapeStore;
+  readonly redactor: Redactor;
+  readonly agentCodeHash: string;
+  private readonly costOf: PriceHook;
+  private readonly nowUs: () => number;
+  readonly timings: RecorderTimings | undefined;
+
+  constructor(options: TapeRecorderOptions = {}) {
+    this.store = options.store ?? tapeStoreFromEnv(options);
+    this.redactor = new Redactor(options.redaction);
+    this.agentCodeHash = options.agentCodeHash ?? 'unknown';
+    this.costOf = options.costOf ?? pricedBy(options.prices ?? loadPriceBook());
+    this.nowUs = options.nowUs ?? defaultNowUs;
+    this.timings = options.timings;
+  }
+
+  runOf(info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
+    return {
+      workflowId: info.workflowExecution?.workflowId ?? 'no-workflow',
+      runId: info.workflowExecution?.runId ?? 'no-run',
+      workflowType: info.workflowType ?? '',
+      taskQueue: info.taskQueue,
+      agentCodeHash: this.agentCodeHash,
+    };
+  }
+
+  forActivity(
+    info: Pick<
+      Info,
+      'workflowExecution' | 'workflowType' | 'taskQueue' | 'activityId' | 'attempt' | 'activityType'
+    > & { isLocal?: boolean },
+    step: number,
+  ): ActivityTape {
+    const run = this.runOf(info);
+    return new ActivityTape(
+      {
+        store: this.store,
+        redactor: this.redactor,
+        costOf: this.costOf,
+        nowUs: this.nowUs,
+        ...(this.timings ? { timings: this.timings } : {}),
+      },
+      run,
+      {
+        workflowId: run.workflowId,
+        runId: run.runId,
+        activityId: info.activityId,
+        attempt: info.attempt,
+        ...(info.isLocal ? { isLocal: true } : {}),
+      },
+      info.activityType,
+      step,
+    );
+  }
+
+  /** Writes the last observations and the outcome, then seals. A tape that is already sealed is left alone. */
+  async recordOutcome(
+    info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
+    input: RecordOutcomeInput,
+  ): Promise<{ sealed: boolean; path: string }> {
+    const run = this.runOf(info);
+    const path = this.store.pathFor(run.workflowId, run.runId);
+    const at = this.nowUs();
+    const sealed = await this.store.withTape(run, async (s) => {
+      if (s.sealed) return false;
+      await writeObservations(s, input.observations ?? [], at);
+      const outcome: Record<string, unknown> = { status: input.status };
+      if (input.result !== undefined)
+        outcome.result = await s.putValue(toTapeValue(input.result, this.redactor) ?? null, input.step);
+      if (input.error) outcome.error = toTapeValue(input.error, this.redactor);
+      await s.seal(outcome, input.step);
+      return true;
+    });
+    return { sealed, path };
+  }
+
+  /**
+   * The barrier after a workflow task's local steps (the workflow calls it through the jukeboxTape sink
+   * before the command that ends the task): their frames are fsynced before the task's completion puts their
+   * results into the history.
+   */
+  async barrier(workflowId: string, runId: string): Promise<void> {
+    await this.store.barrier?.(workflowId, runId);
+  }
+
+  describeError(err: unknown) {
+    return errorValue(err, this.redactor);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}

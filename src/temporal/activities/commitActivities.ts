@@ -1,0 +1,169 @@
+/**
+ * The Shadow Booth's side of the saga: each part of a run's commit is its own activity, so Temporal retries
+ * exactly the part a crash interrupted, and each records its commit or compensation on the run's tape. The
+ * workflow (src/temporal/workflow/boothSaga.ts) orders them and compensates; all I/O is here.
+ */
+import { Context } from '@temporalio/activity';
+import type { McpCommitResult, McpCompensateResult } from '../../booth/mcp/escrow';
+import type { BoothRuntime, FilesCommitReport, ShadowBooth } from '../../booth/shadowBooth';
+import { BoothNotConfiguredError } from '../../booth/shadowBooth';
+import type { SqlCommitResult } from '../../booth/sql';
+import { type BoothChangeSet, type GateVerdict, runGates } from '../../booth/verifiers';
+import { currentActivityTape } from '../../recorder/activityTape';
+import type { WithObservations } from '../../recorder/observations';
+
+export interface BoothStepInput extends WithObservations {
+  step: number;
+}
+
+/** What was staged, small enough for a workflow result and a person to read. */
+export interface StagedSummary {
+  files: string[];
+  sql: string[];
+  mcp: string[];
+}
+
+export interface VerifyReport {
+  staged: StagedSummary;
+  verdicts: GateVerdict[];
+}
+
+export interface RollbackReport {
+  /** False when the worker has no booth: there was nothing to discard. */
+  booth: boolean;
+  discarded: StagedSummary;
+  reason: string;
+}
+
+function summarize(c: BoothChangeSet): StagedSummary {
+  const sql = (c.sql as { statements?: { statement: string; params: unknown }[] } | null)?.statements ?? [];
+  return {
+    files: c.files.map((f) => f.summary),
+    sql: sql.map((s) => `${s.statement} ${JSON.stringify(s.params)}`),
+    mcp: c.mcp.map((m) => `${m.server}/${m.tool} ${JSON.stringify(m.arguments)}`),
+  };
+}
+
+const EMPTY: StagedSummary = { files: [], sql: [], mcp: [] };
+
+export function createCommitActivities(runtime: BoothRuntime | undefined) {
+  /** Opens this run's booth for the activity and keeps heartbeating, so a killed worker is noticed quickly. */
+  async function withBooth<T>(fn: (booth: ShadowBooth) => Promise<T>): Promise<T> {
+    if (!runtime) throw new BoothNotConfiguredError('workspace');
+    const ctx = Context.current();
+    const run = ctx.info.workflowExecution ?? { workflowId: 'no-workflow', runId: 'no-run' };
+    ctx.heartbeat();
+    const timer = setInterval(() => ctx.heartbeat(), 1_000);
+    const booth = await runtime.open(run.workflowId, run.runId);
+    try {
+      return await fn(booth);
+    } finally {
+      clearInterval(timer);
+      await booth.close();
+    }
+  }
+
+  const record = (kind: 'commit' | 'rollback', payload: Record<string, unknown>) =>
+    currentActivityTape()?.effect(kind, () => payload);
+
+  return {
+    /** Runs the named gates over the staged change set. Verdicts come back; the workflow decides. */
+    async boothVerify(input: BoothStepInput & { gates: string[] }): Promise<VerifyReport> {
+      return withBooth(async (booth) => {
+        const changes = await booth.changeSet();
+        const verdicts = await runGates(input.gates, runtime!.gates, changes);
+        return { staged: summarize(changes), verdicts };
+      });
+    },
+
+    async boothCommitFiles(_input: BoothStepInput): Promise<FilesCommitReport> {
+      return withBooth(async (booth) => {
+        const report = await booth.commitFiles();
+        record('commit', {
+          part: 'files',
+          steps: report.steps,
+          recovered: report.recovered,
+          changes: report.changes,
+        });
+        return report;
+      });
+    },
+
+    async boothCompensateFiles(_input: BoothStepInput): Promise<{ restored: number }> {
+      return withBooth(async (booth) => {
+        const out = await booth.compensateFiles();
+        record('rollback', { part: 'files', compensation: true, restored: out.restored });
+        return out;
+      });
+    },
+
+    async boothCommitSql(_input: BoothStepInput): Promise<SqlCommitResult | null> {
+      return withBooth(async (booth) => {
+        const result = await booth.commitSql();
+        if (result) record('commit', { part: 'sql', ...result });
+        return result;
+      });
+    },
+
+    /** Without `result`: the SQL part failed; undoes what it applied before failing, if anything. */
+    async boothCompensateSql(input: BoothStepInput & { result?: SqlCommitResult }): Promise<void> {
+      await withBooth(async (booth) => {
+        const out = await booth.compensateSql(input.result);
+        if (out !== null) record('rollback', { part: 'sql', compensation: true, commitId: out.commitId });
+      });
+    },
+
+    async boothCommitMcp(_input: BoothStepInput): Promise<McpCommitResult> {
+      return withBooth(async (booth) => {
+        const result = await booth.mcp.commit();
+        record('commit', {
+          part: 'mcp',
+          applied: result.applied,
+          skipped: result.skipped,
+          calls: result.calls.map((c) => `${c.server}/${c.tool}`),
+        });
+        return result;
+      });
+    },
+
+    async boothCompensateMcp(_input: BoothStepInput): Promise<McpCompensateResult> {
+      return withBooth(async (booth) => {
+        const out = await booth.mcp.compensate();
+        record('rollback', { part: 'mcp', compensation: true, ...out });
+        return out;
+      });
+    },
+
+    /** Every part is durable: the staging area goes away and the commit as a whole is recorded. */
+    async boothFinish(
+      input: BoothStepInput & { staged: StagedSummary; verdicts: GateVerdict[] },
+    ): Promise<void> {
+      await withBooth(async (booth) => {
+        await runtime!.faultPoint('finish:before');
+        await booth.removeStaging();
+        record('commit', { part: 'all', staged: input.staged, verdicts: input.verdicts });
+      });
+    },
+
+    /**
+     * Discards everything the run staged and records why. Idempotent; with no booth on the worker it does
+     * nothing, so every failed run can call it.
+     */
+    async boothRollback(input: BoothStepInput & { reason: string }): Promise<RollbackReport> {
+      if (!runtime) return { booth: false, discarded: EMPTY, reason: input.reason };
+      return withBooth(async (booth) => {
+        let discarded = EMPTY;
+        try {
+          discarded = summarize(await booth.changeSet());
+        } catch {
+          // A half-committed or damaged part cannot be listed; discarding it is still the right thing.
+        }
+        await booth.discard();
+        record('rollback', { part: 'all', reason: input.reason, discarded });
+        return { booth: true, discarded, reason: input.reason };
+      });
+    },
+  };
+}
+
+export type CommitActivities = ReturnType<typeof createCommitActivities>;

@@ -1,0 +1,159 @@
+import { Context } from '@temporalio/activity';
+import { withBoothMark } from '../../agent/toolStepResult';
+import type { ToolRegistry } from '../../agent/tools/toolRegistry';
+import type { BoothRuntime } from '../../booth/shadowBooth';
+import type { StepStaging } from '../../booth/stepCheckpoint';
+import { BreakerFeatureSource, type FeatureRequest } from '../../breaker/featureSource';
+import type { DeferredEmbedding, MessageFeatures } from '../../breaker/features';
+import { guardStream } from '../../breaker/guardStream';
+import type { StreamBudget } from '../../breaker/streamGuard';
+import type { LlmClient } from '../../llm/llmClient';
+import { costOf } from '../../llm/pricing';
+import type { LlmRequest, LlmResponse } from '../../llm/types';
+import { currentActivityTape } from '../../recorder/activityTape';
+import type { WithObservations } from '../../recorder/observations';
+import { answerInheritedLlmStep, answerInheritedToolStep } from '../../timetravel/fork/inheritedSteps';
+import type { InheritedStep } from '../../timetravel/fork/lineage';
+import { afterStep } from '../worker/afterStep';
+
+export interface LlmStepInput extends WithObservations {
+  step: number;
+  request: LlmRequest;
+  /** A fork's step before its fork point: answered from the parent tape, never live. */
+  inherit?: InheritedStep;
+  /** The circuit breaker's cost cap for this step's track, checked on every streamed chunk. */
+  budget?: StreamBudget;
+  /** Set when the run's breaker watches this step: the answer's features and cost come back with it. */
+  breaker?: FeatureRequest;
+}
+
+/** What the breaker learns from one answered llm step, computed where the answer is (no extra activity). */
+export interface LlmStepObservation {
+  usd: number;
+  features: MessageFeatures;
+  /** The embeddings of earlier answers that deferred theirs (`breaker.pendingEmbeddings` of the input). */
+  embedded?: DeferredEmbedding[];
+}
+
+export type LlmStepResult = LlmResponse & { breaker?: LlmStepObservation };
+
+export interface ToolStepInput extends WithObservations {
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  inherit?: InheritedStep;
+}
+
+export interface StepActivityDeps {
+  llm: LlmClient;
+  tools: ToolRegistry;
+  /** The worker's Shadow Booth, if it has one: tools reach their run's booth through their invocation. */
+  booth?: BoothRuntime;
+  /** The breaker's feature extraction (and its loaded embedding model), shared with the breaker activities. */
+  breakerFeatures?: BreakerFeatureSource;
+}
+
+/**
+ * The activities behind `ctx.llm` and `ctx.tool`. All I/O of an agent happens here, never in the workflow.
+ * Heartbeats on every streamed chunk let Temporal notice a dead worker within the heartbeat timeout instead of
+ * the whole start-to-close timeout. With recording on, each step also records its request, every chunk and its
+ * response (or tool call and result) on the run's tape.
+ */
+export function createStepActivities(deps: StepActivityDeps) {
+  let features = deps.breakerFeatures;
+  return {
+    async llmStep(input: LlmStepInput): Promise<LlmStepResult> {
+      const ctx = Context.current();
+      const tape = currentActivityTape();
+      if (input.inherit) return answerInheritedLlmStep({ ...input, inherit: input.inherit }, tape);
+      await tape?.llmRequest(input.request);
+      const exec = ctx.info.workflowExecution;
+      const run = exec ? `${exec.workflowId}/${exec.runId}` : '';
+      // Earlier answers' deferred embeddings: normally done while the workflow ran the tool steps; a miss (another
+      // worker deferred it) is computed on the embedding thread while the model answers.
+      if (input.breaker) features ??= new BreakerFeatureSource();
+      const embedded = input.breaker?.pendingEmbeddings?.length
+        ? features?.collectDeferred(input.breaker, run)
+        : undefined;
+      // The SDK sends a step's first heartbeat at once (it throttles only later ones), and the server writes each
+      // one to the run's state: a write per model step that finishes in milliseconds. A step heartbeats once it
+      // has run a tenth of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
+      const quietUntil = performance.now() + Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 0) / 10);
+      const response = await guardStream(
+        input.budget,
+        input.request,
+        ctx.cancellationSignal,
+        (signal, watch) =>
+          deps.llm.call(input.request, {
+            signal,
+            onChunk: (chunk) => {
+              if (performance.now() >= quietUntil) ctx.heartbeat({ step: input.step, chunk: chunk.index });
+              tape?.llmChunk(chunk);
+              watch(chunk);
+            },
+          }),
+      );
+      tape?.llmResponse(response);
+      if (!input.breaker || !features) return response;
+      const observed: LlmStepObservation = {
+        usd: costOf({ provider: input.request.provider, model: input.request.model, usage: response.usage }),
+        features: await features.features(
+          {
+            text: response.text,
+            toolCalls: response.toolCalls.map((c) => ({ name: c.name, arguments: c.arguments })),
+          },
+          input.breaker,
+          ctx.cancellationSignal,
+          run ? { run, step: input.step, startWhen: afterStep } : undefined,
+        ),
+        ...(embedded ? { embedded: await embedded } : {}),
+      };
+      return { ...response, breaker: observed };
+    },
+
+    async toolStep(input: ToolStepInput): Promise<unknown> {
+      const ctx = Context.current();
+      const tape = currentActivityTape();
+      if (input.inherit) return answerInheritedToolStep({ ...input, inherit: input.inherit }, tape);
+      await tape?.toolCall(input.name, input.args);
+      let output: unknown;
+      let staging: StepStaging | undefined;
+      try {
+        const tool = deps.tools.get(input.name);
+        const run = ctx.info.workflowExecution;
+        // Each attempt of a tool step stages in the step's own pending area; it becomes the run's staging with
+        // the step's checkpoint, and a retry reuses a checkpointed attempt or discards a partial one.
+        const opened =
+          deps.booth && run
+            ? await deps.booth.openStep(run.workflowId, run.runId, {
+                id: ctx.info.activityId,
+                attempt: ctx.info.attempt,
+              })
+            : undefined;
+        staging = opened?.staging;
+        try {
+          if (opened?.reused) output = opened.reused.result;
+          else {
+            const result = await tool.run(input.args, {
+              signal: ctx.cancellationSignal,
+              ...(opened ? { booth: opened.booth } : {}),
+            });
+            // undefined does not survive the payload converter round trip; make "no result" explicit.
+            output = result === undefined ? null : result;
+            await opened?.booth.completeStep(output);
+          }
+        } finally {
+          await opened?.booth.close();
+        }
+      } catch (err) {
+        tape?.toolError(err);
+        throw err;
+      }
+      tape?.toolResult(output, staging);
+      await deps.booth?.faultPoint('step:completed');
+      return deps.booth ? withBoothMark(output) : output;
+    },
+  };
+}
+
+export type StepActivities = ReturnType<typeof createStepActivities>;

@@ -1,0 +1,310 @@
+import {
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  proxySinks,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type {
+  AgentContext,
+  AgentDefinition,
+  AgentRunResult,
+  StepSummary,
+  ToolCallOptions,
+} from '../../agent/context';
+import { readToolStepResult } from '../../agent/toolStepResult';
+import { type BreakerConfig, resolveAgentBreakerConfig } from '../../breaker/config';
+import type { FeatureRequest } from '../../breaker/featureSource';
+import { toApplicationFailure } from '../../errors/applicationFailure';
+import { JukeboxError } from '../../errors/JukeboxError';
+import type { LlmResponse } from '../../llm/types';
+import type { Observation, RecordOutcomeInput } from '../../recorder/observations';
+import { forkedRun } from '../../timetravel/fork/forkedRun';
+import { llmRequestForm, toolCallForm } from '../../timetravel/fork/requestDigest';
+import type { BreakerActivities } from '../activities/breakerActivities';
+import type { ForkActivities } from '../activities/forkActivities';
+import type { RecorderActivities } from '../activities/recorderActivities';
+import type { LlmStepResult, StepActivities } from '../activities/stepActivities';
+import type { TapeSinks } from '../worker/tapeSinks';
+import { boothSaga } from './boothSaga';
+import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { WorkflowBreaker } from './workflowBreaker';
+
+/** Steps finished so far, for clients that show progress while a run is going. */
+export const progressQuery = defineQuery<StepSummary[]>('jukebox.progress');
+
+function describeFailure(err: unknown): NonNullable<RecordOutcomeInput['error']> {
+  // An activity failure's own message is generic ("Activity task failed"); the cause says what happened.
+  const e = err as
+    | { name?: string; message?: string; cause?: { message?: string; type?: string } }
+    | undefined;
+  const cause = e?.cause;
+  const out: NonNullable<RecordOutcomeInput['error']> = {
+    name: e?.name ?? 'Error',
+    message: cause?.message ? `${e?.message ?? ''}: ${cause.message}` : (e?.message ?? String(err)),
+  };
+  const type = cause?.type ?? (e as { type?: string } | undefined)?.type;
+  if (typeof type === 'string') out.type = type;
+  if (err instanceof JukeboxError) out.code = err.code;
+  return out;
+}
+
+function summarizeLlm(index: number, response: LlmResponse): StepSummary {
+  const detail = response.toolCalls.length
+    ? `calls ${response.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(', ')}`
+    : `answers ${JSON.stringify(response.text.slice(0, 120))}`;
+  return {
+    index,
+    kind: 'llm',
+    name: response.model,
+    detail,
+    inputTokens: response.usage.inputTokens,
+    outputTokens: response.usage.outputTokens,
+  };
+}
+
+function breakerRequest(guard: WorkflowBreaker, watch: FeatureRequest): FeatureRequest {
+  const pending = guard.pendingEmbeddings();
+  return pending.length ? { ...watch, pendingEmbeddings: pending } : watch;
+}
+
+/**
+ * Turns an agent into a Temporal workflow: the agent function is the workflow body, each `ctx.llm` / `ctx.tool`
+ * is an activity, `ctx.random` / `ctx.now` are the workflow's deterministic random and clock.
+ */
+export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
+  const workflow = async (input: I, options: AgentRunOptions = {}): Promise<AgentRunResult<O>> => {
+    const o = { ...DEFAULT_RUN_OPTIONS, ...options };
+    const activities = proxyActivities<StepActivities>({
+      startToCloseTimeout: o.stepTimeoutMs,
+      heartbeatTimeout: o.heartbeatTimeoutMs,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    });
+    // The same step activities as local activities, for tools the run marks local: same timeout and retry
+    // policy, no heartbeat (a local activity cannot heartbeat), retried by the worker within the workflow task.
+    const localActivities = proxyLocalActivities<StepActivities>({
+      startToCloseTimeout: o.stepTimeoutMs,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    });
+    const localTools = new Set(o.localTools ?? []);
+    // Local steps' tape frames are fsynced once per workflow task, by this barrier, which the worker runs after
+    // the activation that issues the task's next non-local command and before that task completes: the history
+    // never holds a local step's result before the tape holds it durably (docs/tape-store.md).
+    const { jukeboxTape } = proxySinks<TapeSinks>();
+    let localSinceBarrier = false;
+    const barrier = () => {
+      if (!localSinceBarrier) return;
+      localSinceBarrier = false;
+      jukeboxTape.barrier();
+    };
+    const recorderOptions = {
+      startToCloseTimeout: 60_000,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    };
+    const recorder = proxyActivities<RecorderActivities>(recorderOptions);
+    // The same activity as a local one: sealing the tape is milliseconds of the worker's own I/O, and as a local
+    // activity it runs inside the run's last workflow task, which then completes the workflow, instead of
+    // costing an activity task and another workflow task. Its seal is fsynced before that task completes.
+    const localRecorder = proxyLocalActivities<RecorderActivities>(recorderOptions);
+    const steps: StepSummary[] = [];
+    setHandler(progressQuery, () => steps);
+    let started = 0;
+    const info = workflowInfo();
+    // Random and clock readings ride on the next activity's input: the workflow itself may do no I/O, and the
+    // activity's recorder writes them to the tape before that step's frames.
+    const observations: Observation[] = [];
+    let observed = 0;
+    const takeObservations = () => (observations.length ? { observations: observations.splice(0) } : {});
+    const recordOutcome = async (outcome: Omit<RecordOutcomeInput, 'step'>) => {
+      barrier();
+      try {
+        // Still runs when the workflow was cancelled: a cancelled run's tape is sealed too.
+        await CancellationScope.nonCancellable(() => {
+          const input = { step: started, ...outcome, ...takeObservations() };
+          // Behind a patch: histories recorded before it hold the outcome as an activity task.
+          return patched('jukebox.outcome-local-activity')
+            ? localRecorder.recordOutcome(input)
+            : recorder.recordOutcome(input);
+        });
+      } catch (err) {
+        // The agent's own result or error outranks its recording; the tape stays unsealed but verifiable.
+        log.warn('could not record the outcome on the tape', { error: String(err) });
+      }
+    };
+
+    // The circuit breaker watches every run, one track named after the agent, unless the run or the agent says
+    // `breaker: false`. Behind a patch: histories recorded before it have no breaker in them.
+    const breakerOption = o.breaker !== undefined ? o.breaker : agent.breaker;
+    let guard: WorkflowBreaker | undefined;
+    let watch: FeatureRequest | undefined;
+    if (breakerOption !== false && patched('jukebox.agent-breaker')) {
+      let config: BreakerConfig;
+      try {
+        config = resolveAgentBreakerConfig(breakerOption);
+      } catch (err) {
+        // startAgent and defineAgent check this first; a client that skipped them gets the same typed error.
+        throw err instanceof JukeboxError ? toApplicationFailure(err) : err;
+      }
+      const breakerSteps = proxyActivities<BreakerActivities>({
+        startToCloseTimeout: 60_000,
+        retry: { maximumAttempts: o.maximumAttempts, initialInterval: o.initialRetryIntervalMs },
+      });
+      guard = new WorkflowBreaker(async (trip) => {
+        await breakerSteps.breakerRecordTrip({ step: started++, trip });
+      });
+      guard.start(config);
+      // A tool turn's embedding comes back with the next model step (WorkflowBreaker.pendingEmbeddings): the
+      // detectors never compare a tool turn's own meaning, only later messages with it.
+      watch = { minChars: config.minChars, embedder: config.embedder, deferToolTurnEmbeddings: true };
+    }
+    const track = agent.name;
+
+    // A fork answers its steps before the fork point from the parent tape (src/timetravel/fork/forkedRun.ts); a run that is not
+    // a fork gets pass-throughs. The run's input rides on its first step so the tape holds what replay needs.
+    const lineage = await forkedRun(
+      o.fork,
+      proxyActivities<ForkActivities>({ startToCloseTimeout: 60_000 }),
+      input,
+    );
+
+    const booth = boothSaga(o);
+    // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool that ran
+    // with the booth may have staged, and a fork starts from the parent's restored staging.
+    let unsettled = o.fork !== undefined;
+    const ctx: AgentContext = {
+      get steps() {
+        return started;
+      },
+      workflowId: info.workflowId,
+      runId: info.runId,
+      async llm(request) {
+        barrier();
+        for (;;) {
+          const step = started++;
+          const sent = lineage.request(step, request);
+          const startMs = Date.now();
+          let result: LlmStepResult;
+          try {
+            result =
+              (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
+              (await activities.llmStep({
+                step,
+                request: sent,
+                ...lineage.stepInput(step),
+                ...takeObservations(),
+                ...(guard && watch
+                  ? { budget: guard.budget(track), breaker: breakerRequest(guard, watch) }
+                  : {}),
+              }));
+          } catch (err) {
+            if (!guard) throw err;
+            // The cost cap cut the stream: trip path; resumed with a new cap, the same call goes out again.
+            await guard.onStepFailure(err, track, startMs);
+            continue;
+          }
+          const { breaker: seen, ...response } = result;
+          steps.push(summarizeLlm(step, response));
+          if (guard && seen)
+            await guard.observeStep(
+              track,
+              {
+                startMs,
+                endMs: Date.now(),
+                tokens: response.usage.inputTokens + response.usage.outputTokens,
+                usd: seen.usd,
+              },
+              seen.features,
+              { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
+            );
+          return response;
+        }
+      },
+      async tool<T>(name: string, args: Record<string, unknown>, callOptions?: ToolCallOptions) {
+        const local = callOptions?.local ?? localTools.has(name);
+        if (local) localSinceBarrier = true;
+        else barrier();
+        const step = started++;
+        const answered =
+          lineage.answer(step, toolCallForm(name, args)) ??
+          (await (local ? localActivities : activities).toolStep({
+            step,
+            name,
+            args,
+            ...lineage.stepInput(step),
+            ...takeObservations(),
+          }));
+        const { output: result, booth: staged } = readToolStepResult(answered);
+        if (staged) unsettled = true;
+        steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
+        return result as T;
+      },
+      random: () => {
+        const value = lineage.observe('random', started) ?? Math.random();
+        observations.push({ kind: 'random', seq: observed++, step: started, value });
+        return value;
+      },
+      now: () => {
+        const nowMs = lineage.observe('clock', started) ?? Date.now();
+        observations.push({ kind: 'clock', seq: observed++, step: started, nowMs });
+        return nowMs;
+      },
+      // The Shadow Booth's commit is one step made of several activities (src/temporal/workflow/boothSaga.ts).
+      commit: (options) => {
+        barrier();
+        unsettled = false;
+        return booth.commit(started++, options, takeObservations());
+      },
+      rollback: (reason) => {
+        barrier();
+        unsettled = false;
+        return booth.rollback(started++, reason, takeObservations());
+      },
+    };
+
+    try {
+      const output = await agent.run(ctx, input);
+      barrier();
+      // Escrow ends with the run: nobody can commit it later, so a run that never settled it rolls it back.
+      // Behind a patch, so histories recorded before this step existed still replay.
+      if (unsettled && patched('jukebox.rollback-unsettled-staging'))
+        await booth.discardUnsettled(started, takeObservations());
+      await recordOutcome({ status: 'completed', result: output });
+      // Runs recorded before this patch sealed the outcome a second time (a no-op on a sealed tape); their
+      // histories hold that second activity, so they replay only if it is issued again for them.
+      if (!patched('jukebox.record-outcome-once'))
+        await recordOutcome({ status: 'completed', result: output });
+      return { output, steps };
+    } catch (err) {
+      barrier();
+      // Whatever failed (a step, the agent's own typed error, a breaker trip), nothing it staged survives it.
+      await booth.discardAfterFailure(started, err, takeObservations());
+      await recordOutcome({
+        status: isCancellation(err) ? 'cancelled' : 'failed',
+        error: describeFailure(err),
+      });
+      // A plain error thrown by workflow code would fail the workflow task and retry it forever; an agent's own
+      // typed error ends the run with its retry semantics instead.
+      if (err instanceof JukeboxError) throw toApplicationFailure(err);
+      throw err;
+    }
+  };
+  Object.defineProperty(workflow, 'name', { value: agent.name });
+  return workflow;
+}

@@ -1,0 +1,33 @@
+import type { AgentBreakerOptions } from '../../breaker/config';
+import type { ForkRunOptions } from '../../timetravel/fork/lineage';
+
+/** Per-run knobs for the activities behind an agent's steps. Defaults suit real model APIs. */
+export interface AgentRunOptions {
+  /** How long one step may take, retries excluded. */
+  stepTimeoutMs?: number;
+  /** A worker that stops heartbeating for this long is presumed dead and the step moves to another worker. */
+  heartbeatTimeoutMs?: number;
+  maximumAttempts?: number;
+  initialRetryIntervalMs?: number;
+  /** Set by forkRun: steps before `fork.forkStep` are answered from the parent tape, later ones run live. */
+  fork?: ForkRunOptions;
+  /**
+   * The circuit breaker of an agentWorkflow run: on by default (every model answer through the repetition
+   * detectors, every step's spend through the velocity detector and the cost cap, every streamed chunk through
+   * the cap; default cap DEFAULT_AGENT_CAP_USD). Overrides the agent's own `defineAgent` option; `false` runs
+   * without one.
+   */
+  breaker?: AgentBreakerOptions | false;
+  /**
+   * Tools whose steps run as local activities (ctx.tool's `local` option, per call, overrides this): short
+   * tools skip the server's task queues. Semantics in docs/performance.md.
+   */
+  localTools?: string[];
+}
+
+export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools'>> = {
+  stepTimeoutMs: 5 * 60_000,
+  heartbeatTimeoutMs: 30_000,
+  maximumAttempts: 5,
+  initialRetryIntervalMs: 1_000,
+};

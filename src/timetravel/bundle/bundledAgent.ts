@@ -1,0 +1,44 @@
+/**
+ * The agent inside a workflow bundle, for offline replay without its source: the bundle (webpack output, as
+ * the worker ran it) is evaluated in a fresh V8 context, its workflows module is imported the way Temporal's
+ * worker does, and the AgentDefinition named like the tape's workflow type is taken from the loaded modules.
+ * Evaluating a bundle runs its code: replay bundles from sources you would run an agent from.
+ */
+import vm from 'node:vm';
+import type { AgentDefinition } from '../../agent/context';
+import { isAgent } from '../replay/agentLocator';
+import { AgentCodeNotFoundError } from '../replay/errors';
+
+export function agentFromWorkflowCode(
+  code: string,
+  workflowType: string,
+  name = 'workflow-bundle.js',
+): AgentDefinition<unknown, unknown> {
+  const modules: Record<string, { exports?: Record<string, unknown> }> = {};
+  const context = vm.createContext({
+    // Temporal's bundles keep webpack's module cache on this global; it is how the agent modules are found.
+    __webpack_module_cache__: modules,
+    console,
+    TextEncoder,
+    TextDecoder,
+    URL,
+    URLSearchParams,
+    AbortController,
+    setTimeout,
+    clearTimeout,
+    queueMicrotask,
+  });
+  new vm.Script(code, { filename: name }).runInContext(context);
+  const temporal = (context as { __TEMPORAL__?: { importWorkflows?: () => unknown } }).__TEMPORAL__;
+  if (typeof temporal?.importWorkflows !== 'function')
+    throw new AgentCodeNotFoundError(workflowType, [`${name} (not a Temporal workflow bundle)`], []);
+  temporal.importWorkflows();
+  const found = new Set<string>();
+  for (const m of Object.values(modules))
+    for (const value of Object.values(m.exports ?? {})) {
+      if (!isAgent(value)) continue;
+      if (value.name === workflowType) return value;
+      found.add(value.name);
+    }
+  throw new AgentCodeNotFoundError(workflowType, [name], [...found]);
+}

@@ -1,0 +1,66 @@
+/**
+ * The fork side of the agent workflow, deterministic and I/O-free (it runs in the workflow sandbox): which
+ * steps are inherited from the parent tape, the overrides for the live ones, and the parent's random/clock
+ * readings replayed to inherited steps. For a run that is not a fork everything passes through.
+ */
+import type { LlmRequest } from '../../llm/types';
+import type { ForkActivities } from '../../temporal/activities/forkActivities';
+import type { ForkRunOptions, InheritedAnswer, InheritedObservation, InheritedStep } from './lineage';
+import { applyLayers } from './overrides';
+import { digest } from './requestDigest';
+
+export interface ForkedRun {
+  /** The request as sent: with the overrides from the fork step on. */
+  request(step: number, request: LlmRequest): LlmRequest;
+  /** Extra fields of a step activity's input: `inherit` before the fork step, the run input on the first step. */
+  stepInput(step: number): { inherit?: InheritedStep; agentInput?: unknown };
+  /** The parent's reading for an inherited step, or undefined to read the live one. */
+  observe(kind: 'random' | 'clock', step: number): number | undefined;
+  /**
+   * The parent's answer for an inherited step whose request (llmRequestForm / toolCallForm) digests as the
+   * parent's did; undefined means: run the step activity.
+   */
+  answer(step: number, form: unknown): unknown;
+}
+
+export async function forkedRun(
+  fork: ForkRunOptions | undefined,
+  activities: Pick<ForkActivities, 'beginFork'>,
+  input: unknown,
+): Promise<ForkedRun> {
+  let inputSent = false;
+  const first = () => {
+    if (inputSent) return {};
+    inputSent = true;
+    return { agentInput: input };
+  };
+  if (!fork)
+    return {
+      request: (_step, request) => request,
+      stepInput: () => first(),
+      observe: () => undefined,
+      answer: () => undefined,
+    };
+  const { observations, steps } = await activities.beginFork({ step: fork.forkStep, fork });
+  const answers = new Map<number, InheritedAnswer>(steps.map((a) => [a.step, a]));
+  const queue: InheritedObservation[] = [...observations];
+  const inherit: InheritedStep = {
+    parentTape: fork.parentTape,
+    parentTapeHash: fork.parentTapeHash,
+    forkStep: fork.forkStep,
+  };
+  return {
+    request: (step, request) => applyLayers(request, step, fork.layers),
+    stepInput: (step) => ({ ...first(), ...(step < fork.forkStep ? { inherit } : {}) }),
+    observe(kind, step) {
+      if (step >= fork.forkStep || queue[0]?.kind !== kind) return undefined;
+      return queue.shift()!.value;
+    },
+    answer(step, form) {
+      const a = answers.get(step);
+      if (!a || a.digest !== digest(form)) return undefined;
+      answers.delete(step);
+      return a.value;
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * Forking timelines: start a new run from a frame of a recorded one, with the steps before the fork answered
+ * from the parent tape and the later ones live with other model, provider, system prompt or request fields;
+ * restore the parent's staged world at the fork point. See docs/time-travel.md.
+ */
+export { createForkActivities, type ForkActivities } from '../../temporal/activities/forkActivities';
+export {
+  type FinishedFork,
+  type ForkRequest,
+  forkRun,
+  type HistoryForkOptions,
+  type HistoryForkRequest,
+  PROVIDERS,
+  parentLayers,
+  resolveHistoryFork,
+  type StartedFork,
+  type StartForkOptions,
+  startFork,
+  type ValidatedFork,
+  validateFork,
+} from '../../temporal/client/forkRun';
+export { loadRunHistory, type RunHistory, type RunHistoryRequest } from '../../temporal/client/runHistory';
+export {
+  ForkDivergenceError,
+  ForkRequestError,
+  ForkWorldChangedError,
+  HistoryMismatchError,
+  ParentTapeChangedError,
+} from './errors';
+export {
+  alignHistory,
+  type ForkPoint,
+  type HistoryAlignment,
+  type HistoryEventRef,
+  type StepEvents,
+  stepAtEvent,
+} from './historyPoint';
+export { InheritedStepError } from './inheritedSteps';
+export type { ForkRunOptions, InheritedObservation, InheritedStep } from './lineage';
+export { applyLayers, applyOverrides, type ForkOverrides, type OverrideLayer } from './overrides';
+export { forkFrameIndex, inheritedChain } from './parentTape';
+export { type RestoreReport, restoreWorld, type WorldTarget } from './worldRestore';

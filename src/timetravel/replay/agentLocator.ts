@@ -1,0 +1,64 @@
+/**
+ * Finds the agent code a tape was recorded from: the configured agent modules are loaded and the
+ * AgentDefinition whose name is the header's workflowType is picked. The code hash is checked separately
+ * (codeCheck.ts): a changed agent is replayed anyway, and the divergence audit shows what the change did.
+ */
+import { existsSync } from 'node:fs';
+import type { AgentDefinition } from '../../agent/context';
+import { AgentCodeNotFoundError } from './errors';
+import type { ProjectConfig } from './projectConfig';
+
+/** An AgentDefinition among a module's exports: a named object with a `run` function. */
+export function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { name?: unknown }).name === 'string' &&
+    typeof (v as { run?: unknown }).run === 'function'
+  );
+}
+
+/**
+ * `require` first: under tsx (how jbx runs) it loads TypeScript, and a native `import()` of a .ts file would
+ * not. Hosts without a TypeScript-aware require (vitest) load it through their own `import()`.
+ */
+async function load(module: string): Promise<Record<string, unknown>> {
+  try {
+    return require(module) as Record<string, unknown>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw err;
+    return (await import(module)) as Record<string, unknown>;
+  }
+}
+
+export interface LocatedAgent {
+  agent: AgentDefinition<unknown, unknown>;
+  module: string;
+}
+
+export async function locateAgent(workflowType: string, config: ProjectConfig): Promise<LocatedAgent> {
+  const found: string[] = [];
+  for (const module of config.agents) {
+    if (!existsSync(module)) continue;
+    let exports: Record<string, unknown>;
+    try {
+      exports = await load(module);
+    } catch (err) {
+      throw new AgentCodeNotFoundError(
+        workflowType,
+        [`${module} (failed to load: ${(err as Error).message})`],
+        found,
+        err,
+      );
+    }
+    // An ES import of a CommonJS module puts its exports under `default`; look at both.
+    const d = exports.default;
+    const values = [...Object.values(exports), ...(d && typeof d === 'object' ? Object.values(d) : [])];
+    for (const value of values) {
+      if (!isAgent(value)) continue;
+      if (value.name === workflowType) return { agent: value, module };
+      found.push(value.name);
+    }
+  }
+  throw new AgentCodeNotFoundError(workflowType, config.agents, [...new Set(found)]);
+}

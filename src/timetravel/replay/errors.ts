@@ -1,0 +1,80 @@
+import { crossRealmError, JukeboxError } from '../../errors/JukeboxError';
+
+/** What one diverging step looked like: where on the tape, and what was recorded against what ran now. */
+export interface Divergence {
+  step: number;
+  /** Index of the tape frame the replay disagreed with (the step's llm.request / tool.call, or the outcome). */
+  frame: number;
+  /** The frame kind, or `end` when the agent did more or fewer steps than the tape holds. */
+  kind: string;
+  /** Dotted paths of the fields that differ, e.g. `model`, `messages[2].content`. */
+  fields: string[];
+  expected: unknown;
+  actual: unknown;
+}
+
+function describe(d: Divergence): string {
+  const where = d.kind === 'end' ? `step ${d.step}` : `step ${d.step} (frame ${d.frame}, ${d.kind})`;
+  return `${where}: ${d.fields.join(', ') || 'differs'}`;
+}
+
+/**
+ * The agent's code asked for something other than what the tape recorded. Not retryable: the same code
+ * against the same tape diverges the same way. The fix is in the code (or in forking on purpose).
+ */
+export class ReplayDivergenceError extends JukeboxError {
+  readonly divergence: Divergence;
+  constructor(file: string, divergence: Divergence) {
+    super(
+      'REPLAY_DIVERGED',
+      `replay of ${file} diverged at ${describe(divergence)}. The current agent code no longer does what the recorded run did; ` +
+        'run `jbx replay --json` for expected vs actual, or `jbx fork --at STEP` to explore the new behaviour on purpose.',
+      { nonRetryable: true },
+    );
+    this.divergence = divergence;
+  }
+}
+crossRealmError('ReplayDivergenceError', ReplayDivergenceError);
+
+/** No module named by the project configuration exports an agent with the tape's workflow type. */
+export class AgentCodeNotFoundError extends JukeboxError {
+  constructor(workflowType: string, searched: string[], found: string[], cause?: unknown) {
+    super(
+      'AGENT_CODE_NOT_FOUND',
+      `no agent named ${JSON.stringify(workflowType)} (the tape header's workflowType) is exported by the configured agent modules ` +
+        `(${searched.join(', ') || 'none'}; agents found: ${found.join(', ') || 'none'}). ` +
+        'Add the module that defines it to "agents" in jukebox.config.json (or the "jukebox" key of package.json).',
+      { cause, nonRetryable: true },
+    );
+  }
+}
+crossRealmError('AgentCodeNotFoundError', AgentCodeNotFoundError);
+
+/** The project configuration file exists but cannot be used. */
+export class ProjectConfigError extends JukeboxError {
+  constructor(file: string, problem: string, cause?: unknown) {
+    super('PROJECT_CONFIG_INVALID', `${file}: ${problem}`, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('ProjectConfigError', ProjectConfigError);
+
+/** The tape lacks what replay needs (no recorded input, an unreadable step). */
+export class TapeNotReplayableError extends JukeboxError {
+  constructor(file: string, problem: string, cause?: unknown) {
+    super('TAPE_NOT_REPLAYABLE', `${file} cannot be replayed: ${problem}`, { cause, nonRetryable: true });
+  }
+}
+crossRealmError('TapeNotReplayableError', TapeNotReplayableError);
+
+/** `jbx replay --temporal` found no stored workflow history for the tape and could not fetch one. */
+export class HistoryMissingError extends JukeboxError {
+  constructor(file: string, problem: string, cause?: unknown) {
+    super(
+      'HISTORY_MISSING',
+      `${file} has no workflow history stored beside it (${problem}). Capture it after the run with ` +
+        'captureRunHistory(handle, tapeFile), or run `jbx replay --temporal` while the Temporal server that ran it is up.',
+      { cause, nonRetryable: true },
+    );
+  }
+}
+crossRealmError('HistoryMissingError', HistoryMissingError);

@@ -1,0 +1,41 @@
+/**
+ * Time travel, reading side: a tape as a timeline of steps, offline replay of the agent's code against it (no
+ * Temporal, no network) with a divergence audit, the project configuration that says where agent code lives,
+ * the agent-code hash check, and the Temporal history stored beside a tape for `Worker.runReplayHistory`.
+ */
+
+export {
+  captureRunHistory,
+  type HistorySidecar,
+  hasStoredHistory,
+  loadStoredHistory,
+  sidecarPath,
+  storeHistory,
+} from '../../temporal/client/storedHistory';
+export {
+  replayHistoryWithCode,
+  replayTemporalHistory,
+  type TemporalReplayReport,
+} from '../../temporal/worker/temporalReplay';
+export { type LocatedAgent, locateAgent } from './agentLocator';
+export { type CodeCheck, checkAgentCode, describeCodeCheck } from './codeCheck';
+export { asRecorded, differences } from './compare';
+export {
+  AgentCodeNotFoundError,
+  type Divergence,
+  HistoryMissingError,
+  ProjectConfigError,
+  ReplayDivergenceError,
+  TapeNotReplayableError,
+} from './errors';
+export { createOfflineContext, type OfflineReplayState, ReplayedStepError } from './offlineContext';
+export { loadProjectConfig, type ProjectConfig } from './projectConfig';
+export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
+export {
+  type RecordedRequest,
+  readTimeline,
+  type StepEffect,
+  stepOfFrame,
+  type Timeline,
+  type TimelineStep,
+} from './timeline';

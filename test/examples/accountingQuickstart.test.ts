@@ -1,0 +1,122 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccountingOutput } from '../../examples/accounting/agent';
+import {
+  ACCOUNTING_SCRIPT,
+  type AccountingDemo,
+  accountingBooth,
+  fingerprint,
+  prepareAccountingDemo,
+  readBalance,
+} from '../../examples/accounting/demo';
+import { readOutbox } from '../../examples/accounting/notifyServer';
+import { accountingTools } from '../../examples/accounting/tools';
+import { BoothRuntime } from '../../src/booth/shadowBooth';
+import { localEndpoints } from '../../src/llm';
+import { tapeFileName } from '../../src/recorder';
+import { type BlobRef, decodeBlob, readTape, type Tape } from '../../src/recorder/tape';
+import { startAgent } from '../../src/temporal';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
+import { connectTestWorker } from '../support/temporal';
+
+describe('the accounting quickstart', () => {
+  let model: ModelServer;
+  let demo: AccountingDemo;
+  let booth: BoothRuntime;
+  let tapes: string;
+  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+
+  beforeAll(async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-accounting-'));
+    demo = await prepareAccountingDemo(path.join(base, 'demo'));
+    tapes = path.join(base, 'tapes');
+    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
+    booth = new BoothRuntime(accountingBooth(demo));
+    env = await connectTestWorker({
+      endpoints: localEndpoints(model.url),
+      tools: accountingTools,
+      booth,
+      tape: { dir: tapes },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.close();
+    await booth?.close();
+    await model?.close();
+  });
+
+  async function refund(request: string) {
+    const handle = await startAgent<{ request: string }, AccountingOutput>(
+      'accountingAgent',
+      { request },
+      { connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue },
+    );
+    const result = await handle.result();
+    const runId = (await handle.describe()).runId;
+    const tape = readTape(path.join(tapes, tapeFileName(handle.workflowId, runId)));
+    return { output: result.output, tape };
+  }
+
+  const payloads = (tape: Tape, kind: string) =>
+    tape.frames.filter((f) => f.kind === kind).map((f) => f.payload as Record<string, unknown>);
+
+  it('commits a $120 refund: ledger line, balance and notification all land, staging is gone', async () => {
+    const before = await fingerprint(demo);
+    const { output, tape } = await refund('Refund $120 to customer C-1001: duplicate charge.');
+    expect(output.committed).toBe(true);
+    if (!output.committed) return;
+    expect(output.report.verdicts).toEqual([
+      { gate: 'refund-threshold', ok: true, reason: expect.stringContaining('$120.00') },
+    ]);
+    expect(output.report.staged.files).toHaveLength(1);
+    expect(output.report.staged.mcp[0]).toContain('notify/notify_customer');
+    expect(output.report.sql).toMatchObject({ statements: 1, rowsAffected: 1 });
+    expect(output.report.mcp).toEqual({ applied: 1, skipped: 0 });
+
+    expect(await readBalance(demo, 'C-1001')).toBe(12_000);
+    expect(fs.readFileSync(path.join(demo.workspace, 'ledger.csv'), 'utf8')).toContain(
+      'C-1001,refund,12000,duplicate charge',
+    );
+    expect(readOutbox(demo.outbox)).toEqual([
+      expect.objectContaining({ customer: 'C-1001', message: expect.stringContaining('$120.00') }),
+    ]);
+    const after = await fingerprint(demo);
+    expect(after.workspace).not.toBe(before.workspace);
+    expect(after.database).not.toBe(before.database);
+    expect(after.outbox).not.toBe(before.outbox);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+
+    // The tape: the staged write with its content, the staged SQL and MCP call, then each commit part.
+    const write = payloads(tape, 'fs.mutation')[0]!;
+    expect(write).toMatchObject({ op: 'append', path: 'ledger.csv' });
+    const content = decodeBlob(tape.blobs.get((write.after as BlobRef).hash)!) as Uint8Array;
+    expect(Buffer.from(content).toString('utf8')).toContain('C-1001,refund,12000');
+    expect(payloads(tape, 'sql.mutation').map((p) => p.kind)).toEqual(['read', 'write', 'read']);
+    expect(payloads(tape, 'mcp.call').map((p) => p.phase ?? 'escrow')).toEqual(['escrow', 'commit']);
+    expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['files', 'sql', 'mcp', 'all']);
+    expect(payloads(tape, 'rollback')).toEqual([]);
+  });
+
+  it('refuses a $750 refund at the gate: rolled back, workspace, database and outbox hash the same', async () => {
+    const before = await fingerprint(demo);
+    const balance = await readBalance(demo, 'C-2002');
+    const { output, tape } = await refund('Refund $750 to customer C-2002: service outage credit.');
+    expect(output.committed).toBe(false);
+    if (output.committed) return;
+    expect(output.reason).toContain('refund of $750.00 to C-2002 exceeds the $500.00 autonomous threshold');
+    expect(output.verdicts).toEqual([{ gate: 'refund-threshold', ok: false, reason: expect.any(String) }]);
+
+    expect(await fingerprint(demo)).toEqual(before);
+    expect(await readBalance(demo, 'C-2002')).toBe(balance);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+
+    expect(payloads(tape, 'commit')).toEqual([]);
+    const rollback = payloads(tape, 'rollback');
+    expect(rollback).toHaveLength(1);
+    expect(rollback[0]).toMatchObject({ part: 'all', reason: expect.stringContaining('$500.00') });
+    expect(JSON.stringify(rollback[0]!.discarded)).toContain('notify/notify_customer');
+  });
+});
