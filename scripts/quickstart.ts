@@ -20,11 +20,11 @@ import {
 import { readOutbox } from '../examples/accounting/notifyServer';
 import { accountingTools } from '../examples/accounting/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../servers/devserver';
+import type { StagedSummary } from '../src/agent/commit';
 import { printStep } from '../src/agent/printStep';
 import { BoothRuntime } from '../src/booth/shadowBooth';
 import { endpointsFromEnv, localEndpoints } from '../src/llm';
 import { createJukeboxWorker, startAgent, waitWithProgress } from '../src/temporal';
-import type { StagedSummary } from '../src/temporal/activities/commitActivities';
 import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
 import { startModelServer } from '../src/testing/modelserver';
 

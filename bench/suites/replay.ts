@@ -21,13 +21,15 @@ import { ToolRegistry } from '../../src/agent/tools';
 import { LlmClient, localEndpoints } from '../../src/llm';
 import {
   bundleAgentWorkflows,
+  captureRunHistory,
   createDirectContext,
   createJukeboxWorker,
+  forkRun,
+  loadStoredHistory,
   startAgent,
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
-import { forkRun } from '../../src/timetravel/fork';
-import { captureRunHistory, loadStoredHistory, readTimeline, replayTape } from '../../src/timetravel/replay';
+import { readTimeline, replayTape } from '../../src/timetravel/replay';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');

@@ -5,10 +5,10 @@
  */
 
 import { defineAgent, runToolLoop } from '../../src/agent';
+import type { StagedSummary } from '../../src/agent/commit';
+import { type CommitReport, CommitRolledBackError } from '../../src/agent/commit';
 import type { GateVerdict } from '../../src/booth/verifiers';
 import type { Provider, ToolSpec } from '../../src/llm/types';
-import type { StagedSummary } from '../../src/temporal/activities/commitActivities';
-import { type CommitReport, CommitRolledBackError } from '../../src/temporal/workflow/boothSaga';
 
 export interface AccountingInput {
   /** What the operator asks, e.g. "Refund $120 to customer C-1001: duplicate charge." */

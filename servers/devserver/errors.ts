@@ -1,12 +1,6 @@
 import { crossRealmError, JukeboxError } from '../../src/errors';
 
-/** A Temporal setting (env var or option) cannot be used as given. */
-export class TemporalConfigInvalidError extends JukeboxError {
-  constructor(setting: string, problem: string) {
-    super('TEMPORAL_CONFIG_INVALID', `${setting} ${problem}.`, { nonRetryable: true });
-  }
-}
-crossRealmError('TemporalConfigInvalidError', TemporalConfigInvalidError);
+export { TemporalConfigInvalidError } from '../../src/temporal/config';
 
 /** `go` is not on PATH, so the pinned Temporal CLI cannot be built. */
 export class GoToolchainMissingError extends JukeboxError {

@@ -1,8 +1,7 @@
 import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../breaker/config';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { LlmRequest, LlmResponse } from '../llm/types';
-import type { RollbackReport } from '../temporal/activities/commitActivities';
-import type { CommitOptions, CommitReport } from '../temporal/workflow/boothSaga';
+import type { CommitOptions, CommitReport, RollbackReport } from './commit';
 
 /**
  * The only ways an agent reaches the world. Inside Temporal each call is an activity (or a deterministic

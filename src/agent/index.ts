@@ -1,3 +1,4 @@
 /** The public API for writing agents: a plain async function of a context, run as a Temporal workflow. */
+export * from './commit';
 export * from './context';
 export { AgentTurnLimitError, runToolLoop, type ToolLoopOptions, type ToolLoopResult } from './toolLoop';

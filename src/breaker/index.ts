@@ -3,25 +3,6 @@
  * per-track cost cap that cancels a stream mid-way; its activities, signals and the client helper. See
  * docs/circuit-breaker.md.
  */
-export {
-  type BreakerActivities,
-  type BreakerActivityDeps,
-  type BreakerPreflight,
-  createBreakerActivities,
-  priceKey,
-} from '../temporal/activities/breakerActivities';
-export {
-  breakerStatus,
-  closeBreaker,
-  type StartAgentGroupOptions,
-  startAgentGroup,
-} from '../temporal/client/agentGroupClient';
-export {
-  type BreakerDecision,
-  type BreakerStatus,
-  breakerCloseSignal,
-  breakerStatusQuery,
-} from '../temporal/workflow/breakerSignals';
 export { codeShapes, findCode, pythonShapes, typescriptShape } from './codeShape';
 export {
   type BreakerConfig,

@@ -4,9 +4,6 @@
  * a worker registers, the hooks the llm and tool steps call, secret redaction, and tape summaries for the CLI.
  */
 
-export { createRecorderActivities, type RecorderActivities } from '../temporal/activities/recorderActivities';
-export { TapeRecordingInterceptor } from '../temporal/worker/recorderInterceptor';
-export { type TapeSinks, tapeSinks } from '../temporal/worker/tapeSinks';
 export {
   type ActivityIdentity,
   ActivityTape,

@@ -4,13 +4,6 @@
  * that reports outages once; tapes exported after the fact as OTLP; and the pinned Jaeger used to test it.
  */
 
-export {
-  assertTracedBundle,
-  bundleTracedWorkflows,
-  WORKFLOW_INTERCEPTORS_MODULE,
-  type WorkerTelemetry,
-  workerTelemetry,
-} from '../temporal/worker/workerTelemetry';
 export * from './conventions';
 export { OtlpEndpointError, TelemetryConfigError, TelemetryExportError } from './errors';
 export { type JukeboxTelemetryOptions, LiveTelemetry } from './liveTelemetry';

@@ -1,7 +1,67 @@
 /** Running agents: a worker factory and client helpers to start runs and follow their steps. */
 
 export { createDirectContext } from '../agent/directContext';
+export {
+  type BreakerActivities,
+  type BreakerActivityDeps,
+  type BreakerPreflight,
+  createBreakerActivities,
+  priceKey,
+} from './activities/breakerActivities';
+export { createForkActivities, type ForkActivities } from './activities/forkActivities';
+export { createRecorderActivities, type RecorderActivities } from './activities/recorderActivities';
 export { type StartAgentOptions, startAgent, waitWithProgress } from './client/agentClient';
+export {
+  breakerStatus,
+  closeBreaker,
+  type StartAgentGroupOptions,
+  startAgentGroup,
+} from './client/agentGroupClient';
+export {
+  type FinishedFork,
+  type ForkRequest,
+  forkRun,
+  type HistoryForkOptions,
+  type HistoryForkRequest,
+  PROVIDERS,
+  parentLayers,
+  resolveHistoryFork,
+  type StartedFork,
+  type StartForkOptions,
+  startFork,
+  type ValidatedFork,
+  validateFork,
+} from './client/forkRun';
+export { loadRunHistory, type RunHistory, type RunHistoryRequest } from './client/runHistory';
+export {
+  captureRunHistory,
+  type HistorySidecar,
+  hasStoredHistory,
+  loadStoredHistory,
+  sidecarPath,
+  storeHistory,
+} from './client/storedHistory';
+export { type CodeCheck, checkAgentCode, describeCodeCheck } from './worker/codeCheck';
 export { createJukeboxWorker, DEFAULT_TASK_QUEUE, type JukeboxWorkerOptions } from './worker/createWorker';
 export { LATENCY_WORKER_OPTIONS } from './worker/latencyOptions';
+export { TapeRecordingInterceptor } from './worker/recorderInterceptor';
+export { type TapeSinks, tapeSinks } from './worker/tapeSinks';
+export {
+  replayHistoryWithCode,
+  replayTemporalHistory,
+  type TemporalReplayReport,
+} from './worker/temporalReplay';
+export {
+  assertTracedBundle,
+  bundleTracedWorkflows,
+  WORKFLOW_INTERCEPTORS_MODULE,
+  type WorkerTelemetry,
+  workerTelemetry,
+} from './worker/workerTelemetry';
 export { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './worker/workflowBundle';
+export {
+  type BreakerDecision,
+  type BreakerStatus,
+  breakerCloseSignal,
+  breakerStatusQuery,
+} from './workflow/breakerSignals';

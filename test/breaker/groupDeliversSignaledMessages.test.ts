@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { breakerStatus, startAgentGroup } from '../../src/breaker';
 import { localEndpoints } from '../../src/llm';
+import { breakerStatus, startAgentGroup } from '../../src/temporal';
 import { groupMessageSignal } from '../../src/temporal/workflow/agentGroupWorkflow';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';

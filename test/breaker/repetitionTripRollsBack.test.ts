@@ -8,11 +8,10 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import type { ToolDefinition } from '../../src/agent/tools';
-import { startAgentGroup } from '../../src/breaker';
 import type { BreakerTrip } from '../../src/breaker/trip';
 import { localEndpoints } from '../../src/llm';
 import { readTape } from '../../src/recorder/tape';
-import { bundleAgentWorkflows, createJukeboxWorker } from '../../src/temporal';
+import { bundleAgentWorkflows, createJukeboxWorker, startAgentGroup } from '../../src/temporal';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 
 const STUCK = 'I cannot open the notes file from here; please attach it so I can continue.';

@@ -10,11 +10,17 @@ import { researchTools } from '../../examples/sample/tools';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { defineAgent } from '../../src/agent';
 import type { ToolDefinition } from '../../src/agent/tools';
-import { BreakerConfigError, breakerStatus, closeBreaker } from '../../src/breaker';
+import { BreakerConfigError } from '../../src/breaker';
 import type { BreakerTrip } from '../../src/breaker/trip';
 import { localEndpoints } from '../../src/llm';
 import { readTape } from '../../src/recorder/tape';
-import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
+import {
+  breakerStatus,
+  bundleAgentWorkflows,
+  closeBreaker,
+  createJukeboxWorker,
+  startAgent,
+} from '../../src/temporal';
 import { type ModelScript, type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { completedActivityCalls } from '../support/history';
 import type { NoteAgentInput } from './fixtures/singleAgentWorkflows';

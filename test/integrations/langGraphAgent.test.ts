@@ -10,9 +10,8 @@ import { ReplayBook, wrapOpenAI } from '../../src/integrations';
 import { localEndpoints } from '../../src/llm';
 import { TapeStore } from '../../src/recorder';
 import { readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
-import { bundleAgentWorkflows, startAgent } from '../../src/temporal';
+import { bundleAgentWorkflows, forkRun, startAgent } from '../../src/temporal';
 import { loadModelScript, type ModelServer, startModelServer } from '../../src/testing/modelserver';
-import { forkRun } from '../../src/timetravel/fork';
 import { connectTestWorker } from '../support/temporal';
 import { summarizeTool } from './fixtures/summarizeTool';
 

@@ -1,14 +1,12 @@
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { OtlpEndpointError, otlpSignalUrl, TelemetryConfigError } from '../../src/telemetry';
 import {
   assertTracedBundle,
+  bundleAgentWorkflows,
   bundleTracedWorkflows,
-  OtlpEndpointError,
-  otlpSignalUrl,
-  TelemetryConfigError,
   workerTelemetry,
-} from '../../src/telemetry';
-import { bundleAgentWorkflows } from '../../src/temporal';
+} from '../../src/temporal';
 import { TELEMETRY_WORKFLOWS } from './telemetryWorker';
 
 describe('telemetry configuration a worker cannot use', () => {

@@ -6,8 +6,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { researchTools } from '../../examples/sample/tools';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { localEndpoints } from '../../src/llm';
-import { bundleTracedWorkflows, type JukeboxTelemetryOptions } from '../../src/telemetry';
-import { createJukeboxWorker, startAgent } from '../../src/temporal';
+import type { JukeboxTelemetryOptions } from '../../src/telemetry';
+import { bundleTracedWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
 
 export const TELEMETRY_WORKFLOWS = path.join(__dirname, 'fixtures/workflows.ts');
 let bundle: ReturnType<typeof bundleTracedWorkflows> | undefined;

@@ -6,19 +6,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { hashBundleCode } from '../../recorder/agentCodeHash';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { openTape, TapeError } from '../../recorder/tape';
+import { hasStoredHistory, loadStoredHistory, storeHistory } from '../../temporal';
+import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
 import { HistoryMismatchError } from '../../timetravel/fork/errors';
-import {
-  hasStoredHistory,
-  loadProjectConfig,
-  loadStoredHistory,
-  storeHistory,
-} from '../../timetravel/replay';
+import { loadProjectConfig } from '../../timetravel/replay';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';

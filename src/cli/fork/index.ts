@@ -5,24 +5,28 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import type { Provider } from '../../llm/types';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { TapeError } from '../../recorder/tape';
+import {
+  checkAgentCode,
+  describeCodeCheck,
+  forkRun,
+  loadRunHistory,
+  PROVIDERS,
+  startFork,
+  validateFork,
+} from '../../temporal';
+import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import {
   type ForkOverrides,
   type ForkPoint,
   ForkRequestError,
-  forkRun,
   HistoryMismatchError,
-  loadRunHistory,
-  PROVIDERS,
-  startFork,
   stepAtEvent,
-  validateFork,
 } from '../../timetravel/fork';
-import { checkAgentCode, describeCodeCheck, loadProjectConfig, locateAgent } from '../../timetravel/replay';
+import { loadProjectConfig, locateAgent } from '../../timetravel/replay';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { failed, readTimelineOrExit } from '../replay';

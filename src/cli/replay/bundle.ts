@@ -3,8 +3,9 @@
  * the agent's source nor a Temporal server is needed; the code is the very code that recorded the run.
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { replayHistoryWithCode } from '../../temporal';
 import { agentFromWorkflowCode } from '../../timetravel/bundle';
-import { AgentCodeNotFoundError, replayHistoryWithCode, replayTape } from '../../timetravel/replay';
+import { AgentCodeNotFoundError, replayTape } from '../../timetravel/replay';
 import { ExitCode, ExitError } from '../exitError';
 import type { Output } from '../output';
 import { openBundleOrExit } from '../verify/bundle';

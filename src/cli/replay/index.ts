@@ -4,24 +4,26 @@
  */
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { TapeError } from '../../recorder/tape';
+import {
+  type CodeCheck,
+  checkAgentCode,
+  describeCodeCheck,
+  hasStoredHistory,
+  replayTemporalHistory,
+  storeHistory,
+} from '../../temporal';
+import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import { isBundleFile } from '../../timetravel/bundle/format';
 import {
   AgentCodeNotFoundError,
-  type CodeCheck,
-  checkAgentCode,
-  describeCodeCheck,
   HistoryMissingError,
-  hasStoredHistory,
   loadProjectConfig,
   locateAgent,
   ProjectConfigError,
   readTimeline,
   replayTape,
-  replayTemporalHistory,
-  storeHistory,
   TapeNotReplayableError,
   type Timeline,
 } from '../../timetravel/replay';

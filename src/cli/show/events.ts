@@ -3,15 +3,11 @@
  * Temporal Web UI shows lines up with the tape (and `jbx fork --event N` can be given any of those ids).
  */
 import { Client, Connection } from '@temporalio/client';
-import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { TapeError } from '../../recorder/tape';
+import { loadRunHistory } from '../../temporal';
 import { hasStoredHistory } from '../../temporal/client/storedHistory';
-import {
-  ForkRequestError,
-  HistoryMismatchError,
-  loadRunHistory,
-  type StepEvents,
-} from '../../timetravel/fork';
+import { temporalConfigFromEnv } from '../../temporal/config';
+import { ForkRequestError, HistoryMismatchError, type StepEvents } from '../../timetravel/fork';
 import { ExitCode, ExitError } from '../exitError';
 import type { Output } from '../output';
 import { headerFailure } from '../verify/tapeArgument';

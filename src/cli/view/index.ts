@@ -1,9 +1,9 @@
 /** `jbx view [DIR|TAPE] [--port P]`: the tape viewer, a local web app on 127.0.0.1, until SIGINT / SIGTERM. */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { TapeCatalog } from '../../recorder/catalog';
 import { tapeDirFromEnv } from '../../recorder/store';
+import { temporalConfigFromEnv } from '../../temporal/config';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { createProgress } from '../verify/progress';

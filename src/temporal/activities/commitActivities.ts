@@ -4,6 +4,7 @@
  * workflow (src/temporal/workflow/boothSaga.ts) orders them and compensates; all I/O is here.
  */
 import { Context } from '@temporalio/activity';
+import type { RollbackReport, StagedSummary } from '../../agent/commit';
 import type { McpCommitResult, McpCompensateResult } from '../../booth/mcp/escrow';
 import type { BoothRuntime, FilesCommitReport, ShadowBooth } from '../../booth/shadowBooth';
 import { BoothNotConfiguredError } from '../../booth/shadowBooth';
@@ -16,23 +17,9 @@ export interface BoothStepInput extends WithObservations {
   step: number;
 }
 
-/** What was staged, small enough for a workflow result and a person to read. */
-export interface StagedSummary {
-  files: string[];
-  sql: string[];
-  mcp: string[];
-}
-
 export interface VerifyReport {
   staged: StagedSummary;
   verdicts: GateVerdict[];
-}
-
-export interface RollbackReport {
-  /** False when the worker has no booth: there was nothing to discard. */
-  booth: boolean;
-  discarded: StagedSummary;
-  reason: string;
 }
 
 function summarize(c: BoothChangeSet): StagedSummary {

@@ -4,27 +4,21 @@ import { type ToolDefinition, ToolRegistry } from '../../agent/tools';
 import { BoothRuntime, type ShadowBoothConfig } from '../../booth/shadowBooth';
 import { BreakerFeatureSource } from '../../breaker/featureSource';
 import { LlmClient, type LlmEndpoints } from '../../llm';
-import {
-  createRecorderActivities,
-  hashWorkflowBundle,
-  TapeRecorder,
-  type TapeRecorderOptions,
-  TapeRecordingInterceptor,
-  tapeSinks,
-} from '../../recorder';
+import { hashWorkflowBundle, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
 import { tapeDirFromEnv } from '../../recorder/store';
-import {
-  assertTracedBundle,
-  bundleTracedWorkflows,
-  type JukeboxTelemetryOptions,
-  workerTelemetry,
-} from '../../telemetry';
+import type { JukeboxTelemetryOptions } from '../../telemetry';
 import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
-import { AfterStepInterceptor, createStepActivities, FailureMappingInterceptor } from '../activities';
+import { createStepActivities } from '../activities';
 import { createBreakerActivities } from '../activities/breakerActivities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createForkActivities } from '../activities/forkActivities';
+import { createRecorderActivities } from '../activities/recorderActivities';
+import { AfterStepInterceptor } from './afterStep';
+import { FailureMappingInterceptor } from './failureMappingInterceptor';
 import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
+import { TapeRecordingInterceptor } from './recorderInterceptor';
+import { tapeSinks } from './tapeSinks';
+import { assertTracedBundle, bundleTracedWorkflows, workerTelemetry } from './workerTelemetry';
 import { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './workflowBundle';
 
 export const DEFAULT_TASK_QUEUE = 'jukebox';

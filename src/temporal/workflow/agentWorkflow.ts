@@ -24,7 +24,6 @@ import { toApplicationFailure } from '../../errors/applicationFailure';
 import { JukeboxError } from '../../errors/JukeboxError';
 import type { LlmResponse } from '../../llm/types';
 import type { Observation, RecordOutcomeInput } from '../../recorder/observations';
-import { forkedRun } from '../../timetravel/fork/forkedRun';
 import { llmRequestForm, toolCallForm } from '../../timetravel/fork/requestDigest';
 import type { BreakerActivities } from '../activities/breakerActivities';
 import type { ForkActivities } from '../activities/forkActivities';
@@ -32,6 +31,7 @@ import type { RecorderActivities } from '../activities/recorderActivities';
 import type { LlmStepResult, StepActivities } from '../activities/stepActivities';
 import type { TapeSinks } from '../worker/tapeSinks';
 import { boothSaga } from './boothSaga';
+import { forkedRun } from './forkedRun';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 import { WorkflowBreaker } from './workflowBreaker';
 

@@ -9,56 +9,18 @@ import {
   log,
   proxyActivities,
 } from '@temporalio/workflow';
+import {
+  type CommitOptions,
+  type CommitPart,
+  type CommitReport,
+  CommitRolledBackError,
+  type RollbackReport,
+  type StagedSummary,
+} from '../../agent/commit';
 import { GateRefusedError, type GateVerdict } from '../../booth/verifiers';
-import { crossRealmError, JukeboxError } from '../../errors/JukeboxError';
 import type { WithObservations } from '../../recorder/observations';
-import type { CommitActivities, RollbackReport, StagedSummary } from '../activities/commitActivities';
+import type { CommitActivities } from '../activities/commitActivities';
 import type { AgentRunOptions } from './runOptions';
-
-export interface CommitOptions {
-  /** Verifiers and policy gates (registered on the worker's booth by name) that must pass first. */
-  gates?: string[];
-}
-
-export interface CommitReport {
-  staged: StagedSummary;
-  verdicts: GateVerdict[];
-  files: { steps: number; recovered: boolean };
-  sql: { statements: number; rowsAffected: number; recovered: boolean } | null;
-  mcp: { applied: number; skipped: number };
-}
-
-export type CommitPart = 'verify' | 'files' | 'sql' | 'mcp' | 'finish';
-
-/**
- * The commit did not happen: a gate refused, or a part failed and the parts applied before it were
- * compensated. The staged changes were discarded. `cause` is the original failure.
- */
-export class CommitRolledBackError extends JukeboxError {
-  readonly part: CommitPart;
-  readonly verdicts: GateVerdict[];
-  readonly reason: string;
-  /** What had been staged (and is now discarded), when the verify step got to list it. */
-  readonly staged: StagedSummary | null;
-  constructor(
-    part: CommitPart,
-    reason: string,
-    verdicts: GateVerdict[],
-    staged: StagedSummary | null,
-    cause: unknown,
-  ) {
-    super(
-      'COMMIT_ROLLED_BACK',
-      `the run's staged changes were rolled back, nothing of them remains: ${part === 'verify' ? '' : `committing ${part} failed: `}${reason}`,
-      { cause, nonRetryable: true },
-    );
-    this.part = part;
-    this.reason = reason;
-    this.verdicts = verdicts;
-    this.staged = staged;
-  }
-}
-crossRealmError('CommitRolledBackError', CommitRolledBackError);
 
 /** The message that says what happened: an activity failure's own message is generic, its cause is not. */
 export function failureReason(err: unknown): string {

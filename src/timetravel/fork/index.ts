@@ -3,23 +3,6 @@
  * from the parent tape and the later ones live with other model, provider, system prompt or request fields;
  * restore the parent's staged world at the fork point. See docs/time-travel.md.
  */
-export { createForkActivities, type ForkActivities } from '../../temporal/activities/forkActivities';
-export {
-  type FinishedFork,
-  type ForkRequest,
-  forkRun,
-  type HistoryForkOptions,
-  type HistoryForkRequest,
-  PROVIDERS,
-  parentLayers,
-  resolveHistoryFork,
-  type StartedFork,
-  type StartForkOptions,
-  startFork,
-  type ValidatedFork,
-  validateFork,
-} from '../../temporal/client/forkRun';
-export { loadRunHistory, type RunHistory, type RunHistoryRequest } from '../../temporal/client/runHistory';
 export {
   ForkDivergenceError,
   ForkRequestError,

@@ -4,21 +4,7 @@
  * the agent-code hash check, and the Temporal history stored beside a tape for `Worker.runReplayHistory`.
  */
 
-export {
-  captureRunHistory,
-  type HistorySidecar,
-  hasStoredHistory,
-  loadStoredHistory,
-  sidecarPath,
-  storeHistory,
-} from '../../temporal/client/storedHistory';
-export {
-  replayHistoryWithCode,
-  replayTemporalHistory,
-  type TemporalReplayReport,
-} from '../../temporal/worker/temporalReplay';
 export { type LocatedAgent, locateAgent } from './agentLocator';
-export { type CodeCheck, checkAgentCode, describeCodeCheck } from './codeCheck';
 export { asRecorded, differences } from './compare';
 export {
   AgentCodeNotFoundError,

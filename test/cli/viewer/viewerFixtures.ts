@@ -7,8 +7,8 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { TapeRecorder } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
+import { forkRun } from '../../../src/temporal';
 import type { ModelScript } from '../../../src/testing/modelserver';
-import { forkRun } from '../../../src/timetravel/fork';
 import { DETOUR_SCRIPT } from '../../timetravel/diff/forkedTimelines';
 import { QUESTION, recordingSetup } from '../../timetravel/replay/recordedRun';
 

@@ -11,12 +11,12 @@ import {
   tablesDigest,
 } from '../../../examples/accounting/demo';
 import { createNotifyServer, readOutbox } from '../../../examples/accounting/notifyServer';
+import type { CommitReport } from '../../../src/agent/commit';
 import { BoothRuntime } from '../../../src/booth/shadowBooth';
 import { localEndpoints } from '../../../src/llm';
 import { tapeFileName } from '../../../src/recorder';
 import { type BlobRef, decodeBlob, readTape, type Tape } from '../../../src/recorder/tape';
 import { startAgent } from '../../../src/temporal';
-import type { CommitReport } from '../../../src/temporal/workflow/boothSaga';
 import { connectTestWorker } from '../../support/temporal';
 import { boothTools } from './fixtures/boothTools';
 import type { BoothScenario } from './fixtures/boothWorkflows';

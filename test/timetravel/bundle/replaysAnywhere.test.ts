@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { researchTools } from '../../../examples/sample/tools';
 import { localEndpoints } from '../../../src/llm';
 import { blake3 } from '../../../src/recorder/tape';
-import { startAgent } from '../../../src/temporal';
+import { captureRunHistory, startAgent } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import {
   BundleCorruptError,
@@ -23,7 +23,6 @@ import {
   encodeBundle,
   openBundle,
 } from '../../../src/timetravel/bundle';
-import { captureRunHistory } from '../../../src/timetravel/replay';
 import { connectTestWorker } from '../../support/temporal';
 import { runJbx } from '../replay/jbx';
 import { QUESTION, SAMPLE_SCRIPT } from '../replay/recordedRun';

@@ -1,5 +1,5 @@
+import { forkRun } from '../../../src/temporal';
 import type { ModelScript } from '../../../src/testing/modelserver';
-import { forkRun } from '../../../src/timetravel/fork';
 import { QUESTION, recordingSetup, SAMPLE_SCRIPT } from '../replay/recordedRun';
 
 /**

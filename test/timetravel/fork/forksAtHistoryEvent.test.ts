@@ -2,8 +2,9 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { forkRun, loadRunHistory, type StepEvents, stepAtEvent } from '../../../src/timetravel/fork';
-import { loadStoredHistory, readTimeline, sidecarPath, storeHistory } from '../../../src/timetravel/replay';
+import { forkRun, loadRunHistory, loadStoredHistory, sidecarPath, storeHistory } from '../../../src/temporal';
+import { type StepEvents, stepAtEvent } from '../../../src/timetravel/fork';
+import { readTimeline } from '../../../src/timetravel/replay';
 import { runJbx } from '../replay/jbx';
 import { QUESTION, recordingSetup, SAMPLE_SCRIPT } from '../replay/recordedRun';
 

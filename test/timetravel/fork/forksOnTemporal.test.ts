@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { researchAgent } from '../../../examples/sample/agent';
 import { blake3, verifyTape } from '../../../src/recorder/tape';
 import { toHex } from '../../../src/recorder/tape/hash';
-import { forkRun, inheritedChain } from '../../../src/timetravel/fork';
+import { forkRun } from '../../../src/temporal';
+import { inheritedChain } from '../../../src/timetravel/fork';
 import { readTimeline, replayTape } from '../../../src/timetravel/replay';
 import { QUESTION, recordingSetup, SAMPLE_SCRIPT } from '../replay/recordedRun';
 
@@ -104,7 +105,7 @@ describe('a fork on Temporal: steps before the fork point from the parent tape, 
   it('a step before the fork point whose request no longer matches the parent fails the fork, non-retryably', async () => {
     // Forking with an override can't make an inherited step differ, so change the parent's input instead:
     // a fork of a different question would ask step 0 something the tape never recorded.
-    const { startFork } = await import('../../../src/timetravel/fork');
+    const { startFork } = await import('../../../src/temporal');
     const p = readTimeline(parent);
     const started = await startFork({
       parentTape: parent,

@@ -7,10 +7,9 @@ import type { ToolDefinition } from '../../../src/agent/tools';
 import { BoothRuntime, requireBooth } from '../../../src/booth/shadowBooth';
 import { JukeboxError } from '../../../src/errors/JukeboxError';
 import { localEndpoints } from '../../../src/llm';
-import { startAgent } from '../../../src/temporal';
+import { captureRunHistory, forkRun, startAgent } from '../../../src/temporal';
 import { type ModelScript, type ModelServer, startModelServer } from '../../../src/testing/modelserver';
-import { forkRun } from '../../../src/timetravel/fork';
-import { captureRunHistory, readTimeline } from '../../../src/timetravel/replay';
+import { readTimeline } from '../../../src/timetravel/replay';
 import { connectTestWorker } from '../../support/temporal';
 
 const WORKFLOWS = path.join(__dirname, 'fixtures/boothForkAgent.ts');

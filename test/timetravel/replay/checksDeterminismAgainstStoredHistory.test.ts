@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3 } from '../../../src/recorder/tape';
 import { toHex } from '../../../src/recorder/tape/hash';
-import { loadStoredHistory, sidecarPath } from '../../../src/timetravel/replay';
+import { loadStoredHistory, sidecarPath } from '../../../src/temporal';
 import { runJbx } from './jbx';
 import { QUESTION, recordingSetup } from './recordedRun';
 

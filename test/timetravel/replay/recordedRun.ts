@@ -3,9 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { researchTools } from '../../../examples/sample/tools';
 import { localEndpoints } from '../../../src/llm';
-import { startAgent } from '../../../src/temporal';
+import { captureRunHistory, startAgent } from '../../../src/temporal';
 import { type ModelScript, type ModelServer, startModelServer } from '../../../src/testing/modelserver';
-import { captureRunHistory } from '../../../src/timetravel/replay';
 import { connectTestWorker } from '../../support/temporal';
 
 /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyTape } from '../../../src/recorder/tape';
-import { loadStoredHistory } from '../../../src/timetravel/replay';
+import { loadStoredHistory } from '../../../src/temporal';
 import { runJbx } from './jbx';
 import { QUESTION, recordingSetup } from './recordedRun';
 

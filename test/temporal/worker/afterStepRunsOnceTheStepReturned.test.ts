@@ -1,6 +1,6 @@
 import type { ActivityExecuteInput } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { AfterStepInterceptor, afterStep } from '../../../src/temporal/activities';
+import { AfterStepInterceptor, afterStep } from '../../../src/temporal/worker/afterStep';
 
 const input = { args: [], headers: {} } as unknown as ActivityExecuteInput;
 

@@ -7,8 +7,8 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { hashWorkflowBundle } from '../../recorder/agentCodeHash';
-import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
-import type { ProjectConfig } from './projectConfig';
+import type { ProjectConfig } from '../../timetravel/replay/projectConfig';
+import { bundleAgentWorkflows } from './workflowBundle';
 
 export interface CodeCheck {
   recorded: string;

@@ -4,10 +4,15 @@
  * readings replayed to inherited steps. For a run that is not a fork everything passes through.
  */
 import type { LlmRequest } from '../../llm/types';
-import type { ForkActivities } from '../../temporal/activities/forkActivities';
-import type { ForkRunOptions, InheritedAnswer, InheritedObservation, InheritedStep } from './lineage';
-import { applyLayers } from './overrides';
-import { digest } from './requestDigest';
+import type {
+  ForkRunOptions,
+  InheritedAnswer,
+  InheritedObservation,
+  InheritedStep,
+} from '../../timetravel/fork/lineage';
+import { applyLayers } from '../../timetravel/fork/overrides';
+import { digest } from '../../timetravel/fork/requestDigest';
+import type { ForkActivities } from '../activities/forkActivities';
 
 export interface ForkedRun {
   /** The request as sent: with the overrides from the fork step on. */

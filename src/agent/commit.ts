@@ -1,0 +1,65 @@
+/**
+ * What ctx.commit and ctx.rollback take and give back, and the error a refused or failed commit throws: public
+ * types of the agent API. The Temporal wing (src/temporal/workflow/boothSaga.ts, the commit activities) runs them.
+ */
+import type { GateVerdict } from '../booth/verifiers';
+import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+
+/** What was staged, small enough for a workflow result and a person to read. */
+export interface StagedSummary {
+  files: string[];
+  sql: string[];
+  mcp: string[];
+}
+
+export interface CommitOptions {
+  /** Verifiers and policy gates (registered on the worker's booth by name) that must pass first. */
+  gates?: string[];
+}
+
+export interface CommitReport {
+  staged: StagedSummary;
+  verdicts: GateVerdict[];
+  files: { steps: number; recovered: boolean };
+  sql: { statements: number; rowsAffected: number; recovered: boolean } | null;
+  mcp: { applied: number; skipped: number };
+}
+
+export type CommitPart = 'verify' | 'files' | 'sql' | 'mcp' | 'finish';
+
+/**
+ * The commit did not happen: a gate refused, or a part failed and the parts applied before it were
+ * compensated. The staged changes were discarded. `cause` is the original failure.
+ */
+export class CommitRolledBackError extends JukeboxError {
+  readonly part: CommitPart;
+  readonly verdicts: GateVerdict[];
+  readonly reason: string;
+  /** What had been staged (and is now discarded), when the verify step got to list it. */
+  readonly staged: StagedSummary | null;
+  constructor(
+    part: CommitPart,
+    reason: string,
+    verdicts: GateVerdict[],
+    staged: StagedSummary | null,
+    cause: unknown,
+  ) {
+    super(
+      'COMMIT_ROLLED_BACK',
+      `the run's staged changes were rolled back, nothing of them remains: ${part === 'verify' ? '' : `committing ${part} failed: `}${reason}`,
+      { cause, nonRetryable: true },
+    );
+    this.part = part;
+    this.reason = reason;
+    this.verdicts = verdicts;
+    this.staged = staged;
+  }
+}
+crossRealmError('CommitRolledBackError', CommitRolledBackError);
+
+export interface RollbackReport {
+  /** False when the worker has no booth: there was nothing to discard. */
+  booth: boolean;
+  discarded: StagedSummary;
+  reason: string;
+}
