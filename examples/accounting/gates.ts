@@ -60,3 +60,6 @@ export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS):
     };
   };
 }
+
+/** The gates the accounting worker registers, by name (offline replay judges recorded commits with them again). */
+export const gates: Record<string, Gate> = { 'refund-threshold': refundThresholdGate() };

@@ -14,6 +14,8 @@ import {
 import { readOutbox } from '../../examples/accounting/notifyServer';
 import { accountingTools } from '../../examples/accounting/tools';
 import { BoothRuntime } from '../../src/booth/shadowBooth';
+import type { SqlWriteSet } from '../../src/booth/sql';
+import type { BoothChangeSet } from '../../src/booth/verifiers';
 import { localEndpoints } from '../../src/llm';
 import { tapeFileName } from '../../src/recorder';
 import { type BlobRef, decodeBlob, readTape, type Tape } from '../../src/recorder/tape';
@@ -96,8 +98,18 @@ describe('the accounting quickstart', () => {
     expect(Buffer.from(content).toString('utf8')).toContain('C-1001,refund,12000');
     expect(payloads(tape, 'sql.mutation').map((p) => p.kind)).toEqual(['read', 'write', 'read']);
     expect(payloads(tape, 'mcp.call').map((p) => p.phase ?? 'escrow')).toEqual(['escrow', 'commit']);
-    expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['files', 'sql', 'mcp', 'all']);
+    expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['verify', 'files', 'sql', 'mcp', 'all']);
     expect(payloads(tape, 'rollback')).toEqual([]);
+    // The verify frame holds the change set exactly as the gate judged it: the ledger diff, the statement, the call.
+    const judged = decodeBlob(
+      tape.blobs.get((payloads(tape, 'commit')[0]!.changes as BlobRef).hash)!,
+    ) as BoothChangeSet;
+    expect(judged.files.map((f) => [f.path, f.op])).toEqual([['ledger.csv', 'write']]);
+    expect(judged.files[0]!.diff).toContain('+2026-12-02,C-1001,refund,12000,duplicate charge');
+    expect((judged.sql as SqlWriteSet).statements.map((s) => [s.statement, s.params])).toEqual([
+      ['UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ?', [12000, 'C-1001']],
+    ]);
+    expect(judged.mcp.map((c) => `${c.server}/${c.tool}`)).toEqual(['notify/notify_customer']);
   });
 
   it('refuses a $750 refund at the gate: rolled back, workspace, database and outbox hash the same', async () => {
@@ -113,7 +125,20 @@ describe('the accounting quickstart', () => {
     expect(await readBalance(demo, 'C-2002')).toBe(balance);
     expect(fs.readdirSync(demo.staging)).toEqual([]);
 
-    expect(payloads(tape, 'commit')).toEqual([]);
+    // Nothing applied: the only commit frame is the verify step's judgement, with the refusing verdict.
+    expect(payloads(tape, 'commit').map((p) => [p.part, p.verdicts])).toEqual([
+      [
+        'verify',
+        [
+          {
+            gate: 'refund-threshold',
+            ok: false,
+            reason:
+              'refund of $750.00 to C-2002 exceeds the $500.00 autonomous threshold; a person must approve it',
+          },
+        ],
+      ],
+    ]);
     const rollback = payloads(tape, 'rollback');
     expect(rollback).toHaveLength(1);
     expect(rollback[0]).toMatchObject({ part: 'all', reason: expect.stringContaining('$500.00') });

@@ -59,6 +59,15 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
       return withBooth(async (booth) => {
         const changes = await booth.changeSet();
         const verdicts = await runGates(input.gates, runtime!.gates, changes);
+        // The change set exactly as the gates judged it (diffs, statements, calls), beside their verdicts:
+        // offline replay runs the project's gates on it again and compares what staging would produce with it.
+        const tape = currentActivityTape();
+        tape?.effect('commit', async (s) => ({
+          part: 'verify',
+          gates: input.gates,
+          verdicts,
+          changes: await s.putValue(tape.redact(changes), tape.step),
+        }));
         return { staged: summarize(changes), verdicts };
       });
     },

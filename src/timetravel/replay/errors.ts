@@ -78,3 +78,17 @@ export class HistoryMissingError extends JukeboxError {
   }
 }
 crossRealmError('HistoryMissingError', HistoryMissingError);
+
+/** A step that failed in the recorded run fails the same way on replay, so the agent's own handling re-runs. */
+export class ReplayedStepError extends JukeboxError {
+  constructor(step: number, recorded: { name: string; message: string; code?: string }) {
+    super(
+      recorded.code ?? 'REPLAYED_STEP_FAILED',
+      `step ${step} failed in the recorded run: ${recorded.message}`,
+      {
+        nonRetryable: true,
+      },
+    );
+  }
+}
+crossRealmError('ReplayedStepError', ReplayedStepError);

@@ -5,6 +5,7 @@
  */
 
 export { type LocatedAgent, locateAgent } from './agentLocator';
+export type { BoothAnswer, BoothStep, RecordedActivity } from './boothSteps';
 export { asRecorded, differences } from './compare';
 export {
   AgentCodeNotFoundError,
@@ -12,9 +13,10 @@ export {
   HistoryMissingError,
   ProjectConfigError,
   ReplayDivergenceError,
+  ReplayedStepError,
   TapeNotReplayableError,
 } from './errors';
-export { createOfflineContext, type OfflineReplayState, ReplayedStepError } from './offlineContext';
+export { createOfflineContext, type OfflineReplayOptions, type OfflineReplayState } from './offlineContext';
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
 export {

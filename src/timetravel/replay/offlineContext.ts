@@ -1,35 +1,36 @@
 /**
  * An AgentContext answered from a tape (a sibling of src/agent/directContext): each `ctx.llm` / `ctx.tool` is the
  * next recorded step, checked against the recorded request before its recorded response is handed back;
+ * `ctx.commit` / `ctx.rollback` are the recorded booth steps (src/timetravel/replay/boothReplay.ts);
  * `ctx.random` / `ctx.now` are the recorded readings in order. No network, no Temporal, no API cost.
  */
 
-import { type AgentContext, boothUnavailable } from '../../agent/context';
-import { JukeboxError } from '../../errors/JukeboxError';
+import type { AgentContext } from '../../agent/context';
+import type { Gate } from '../../booth/verifiers';
 import { applyLayers, type OverrideLayer } from '../fork/overrides';
 import { llmRequestForm } from '../fork/requestDigest';
+import { answerBoothStep, boothRequestDivergence, verdictDivergence } from './boothReplay';
+import type { BoothStep } from './boothSteps';
 import { asRecorded, differences, pick, sameValue } from './compare';
-import { type Divergence, ReplayDivergenceError } from './errors';
+import { type Divergence, ReplayDivergenceError, ReplayedStepError } from './errors';
 import { plainClone } from './plainClone';
 import type { Timeline, TimelineStep } from './timeline';
 
-/** A step that failed in the recorded run fails the same way on replay, so the agent's own handling re-runs. */
-export class ReplayedStepError extends JukeboxError {
-  constructor(step: number, recorded: { name: string; message: string; code?: string }) {
-    super(
-      recorded.code ?? 'REPLAYED_STEP_FAILED',
-      `step ${step} failed in the recorded run: ${recorded.message}`,
-      {
-        nonRetryable: true,
-      },
-    );
-  }
+export interface OfflineReplayOptions {
+  /**
+   * The project's gates by name. Each commit's recorded change set goes through the gates it named again, and
+   * a verdict that differs from the recorded one is a divergence at the commit step. Without them the
+   * recorded verdicts stand.
+   */
+  gates?: Readonly<Record<string, Gate>>;
 }
 
 export interface OfflineReplayState {
   /** Steps answered from the tape so far. */
   replayed: number;
   divergence: Divergence | null;
+  /** Commits whose change set the project's gates judged again. */
+  gatesChecked: number;
 }
 
 /**
@@ -46,13 +47,32 @@ function divergingFields(
   return { fields: differences(expected, actual), actual };
 }
 
-export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; state: OfflineReplayState } {
-  const byStep = new Map<number, TimelineStep>(timeline.steps.map((s) => [s.step, s]));
+type Recorded = { kind: 'llm' | 'tool'; s: TimelineStep } | { kind: 'commit' | 'rollback'; s: BoothStep };
+
+/** What a recorded step asked, for a divergence on the kind of step. */
+function askedBy(r: Recorded): Record<string, unknown> {
+  if (r.kind === 'llm' || r.kind === 'tool')
+    return r.kind === 'llm'
+      ? { kind: 'llm', model: r.s.request?.model }
+      : { kind: 'tool', tool: r.s.toolName };
+  const b = r.s as BoothStep;
+  return b.kind === 'commit' ? { kind: 'commit', gates: b.gates } : { kind: 'rollback', reason: b.reason };
+}
+
+export function createOfflineContext(
+  timeline: Timeline,
+  options: OfflineReplayOptions = {},
+): { ctx: AgentContext; state: OfflineReplayState } {
+  const byStep = new Map<number, Recorded>();
+  for (const s of timeline.steps) byStep.set(s.step, { kind: s.kind, s });
+  for (const s of timeline.booth) byStep.set(s.step, { kind: s.kind, s });
+  const total = byStep.size;
+  const workflowSteps = new Set(timeline.workflowSteps);
   const header = timeline.tape.header;
   // A fork tape's later steps ran with the fork's overrides (and its ancestors'); replay applies the same.
   const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ??
     []) as OverrideLayer[];
-  const state: OfflineReplayState = { replayed: 0, divergence: null };
+  const state: OfflineReplayState = { replayed: 0, divergence: null, gatesChecked: 0 };
   // Live message objects already found equal to a recorded one. Agents resend the same message objects and the
   // timeline shares recorded ones across steps, so each step compares only its new messages, not the history.
   const verified = new WeakMap<object, unknown>();
@@ -66,31 +86,35 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
     state.divergence = d;
     throw new ReplayDivergenceError(timeline.file, d);
   };
-  const next = (kind: 'llm' | 'tool', step: number, actual: unknown): TimelineStep => {
-    const s = byStep.get(step);
-    if (!s)
+  // The next step number, past those the workflow took for itself (a breaker trip) where the agent did not.
+  const nextStep = (): number => {
+    while (workflowSteps.has(started)) started++;
+    return started++;
+  };
+  function next(kind: 'llm' | 'tool', step: number, actual: unknown): TimelineStep;
+  function next(kind: 'commit' | 'rollback', step: number, actual: unknown): BoothStep;
+  function next(kind: Recorded['kind'], step: number, actual: unknown): TimelineStep | BoothStep {
+    const r = byStep.get(step);
+    if (!r)
       return diverge({
         step,
         frame: endFrame,
         kind: 'end',
-        fields: [`the tape has ${timeline.steps.length} steps; the agent started step ${step}`],
+        fields: [`the tape has ${total} steps; the agent started step ${step}`],
         expected: timeline.outcome ? { outcome: timeline.outcome.status } : { end: 'of tape' },
         actual: { [kind]: actual },
       });
-    if (s.kind !== kind)
+    if (r.kind !== kind)
       return diverge({
         step,
-        frame: s.requestFrame,
-        kind: s.kind === 'llm' ? 'llm.request' : 'tool.call',
+        frame: r.s.requestFrame,
+        kind: r.kind === 'llm' ? 'llm.request' : r.kind === 'tool' ? 'tool.call' : r.kind,
         fields: ['kind'],
-        expected: {
-          kind: s.kind,
-          ...(s.kind === 'llm' ? { model: s.request?.model } : { tool: s.toolName }),
-        },
+        expected: askedBy(r),
         actual: { kind, ...(actual as Record<string, unknown>) },
       });
-    return s;
-  };
+    return r.s;
+  }
   const observe = (kind: 'random' | 'clock'): number => {
     const o = timeline.observations[observed];
     if (!o || o.kind !== kind)
@@ -113,7 +137,7 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
     workflowId: header.workflowId,
     runId: header.runId,
     async llm(request) {
-      const step = started++;
+      const step = nextStep();
       const live = llmRequestForm(applyLayers(request, step, layers));
       const s = next('llm', step, { model: live.model });
       const expected = (s.request ?? {}) as unknown as Record<string, unknown>;
@@ -137,7 +161,7 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
       return plainClone(s.response);
     },
     async tool<T>(name: string, args: Record<string, unknown>) {
-      const step = started++;
+      const step = nextStep();
       const s = next('tool', step, { toolName: name, args });
       const expected = { toolName: s.toolName, args: s.args };
       const { fields, actual } = divergingFields(expected, { toolName: name, args });
@@ -156,7 +180,28 @@ export function createOfflineContext(timeline: Timeline): { ctx: AgentContext; s
     },
     random: () => observe('random'),
     now: () => observe('clock'),
-    ...boothUnavailable('an offline replay'),
+    async commit(commitOptions = {}) {
+      const step = nextStep();
+      const request = { gates: commitOptions.gates ?? [] };
+      const b = next('commit', step, request);
+      const asked = boothRequestDivergence(b, request);
+      if (asked) diverge(asked);
+      if (options.gates) {
+        const judged = await verdictDivergence(b, options.gates);
+        if (b.changes) state.gatesChecked++;
+        if (judged) diverge(judged);
+      }
+      state.replayed++;
+      return answerBoothStep(b) as Awaited<ReturnType<AgentContext['commit']>>;
+    },
+    async rollback(reason) {
+      const step = nextStep();
+      const b = next('rollback', step, { reason });
+      const asked = boothRequestDivergence(b, { reason });
+      if (asked) diverge(asked);
+      state.replayed++;
+      return answerBoothStep(b) as Awaited<ReturnType<AgentContext['rollback']>>;
+    },
   };
   return { ctx, state };
 }

@@ -4,6 +4,7 @@
  */
 
 import type { AgentDefinition } from '../../agent/context';
+import type { Gate } from '../../booth/verifiers';
 import type { Tape } from '../../recorder/tape';
 import { asRecorded, differences, pick, sameValue } from './compare';
 import { type Divergence, ReplayDivergenceError, TapeNotReplayableError } from './errors';
@@ -14,9 +15,11 @@ import { readTimeline, type Timeline } from './timeline';
 export interface ReplayReport {
   file: string;
   workflowType: string;
-  /** Steps on the tape, and how many the replay answered from it. */
+  /** The agent's steps on the tape (model and tool calls, commits and rollbacks), and how many the replay answered. */
   steps: number;
   replayed: number;
+  /** Commits whose recorded change set the project's gates judged again (0 without `gates`). */
+  gatesChecked: number;
   /** `match`: every step and the outcome agree. `diverged`: see divergence. `incomplete`: the tape is unsealed and every step it holds agreed. */
   status: 'match' | 'diverged' | 'incomplete';
   divergence: Divergence | null;
@@ -32,6 +35,8 @@ export interface ReplayOptions {
   agent: AgentDefinition<unknown, unknown>;
   /** Read tape (benchmarks replay one tape many times without re-reading it). */
   timeline?: Timeline;
+  /** The project's gates, to judge each commit's recorded change set again (OfflineReplayOptions.gates). */
+  gates?: Readonly<Record<string, Gate>>;
 }
 
 export async function replayTape(input: string | Tape, options: ReplayOptions): Promise<ReplayReport> {
@@ -43,12 +48,13 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
       file,
       'it does not hold the run input (recorded on the first step since the replay feature; older tapes lack it)',
     );
-  const { ctx, state } = createOfflineContext(timeline);
+  const { ctx, state } = createOfflineContext(timeline, options.gates ? { gates: options.gates } : {});
   const report: ReplayReport = {
     file,
     workflowType: timeline.tape.header.workflowType,
-    steps: timeline.steps.length,
+    steps: timeline.steps.length + timeline.booth.length,
     replayed: 0,
+    gatesChecked: 0,
     status: 'match',
     divergence: null,
     recordedOutcome: timeline.outcome?.status ?? null,
@@ -63,6 +69,7 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
     report.error = err instanceof Error ? err.message : String(err);
   }
   report.replayed = state.replayed;
+  report.gatesChecked = state.gatesChecked;
   if (!report.divergence) report.divergence = outcomeDivergence(timeline, report, ctx.steps);
   report.status = report.divergence ? 'diverged' : timeline.outcome ? 'match' : 'incomplete';
   report.durationMs = performance.now() - t0;
@@ -77,20 +84,30 @@ function recordedResult(t: Timeline): unknown {
   return recordedResults.get(t);
 }
 
+/** The first recorded agent step numbered `from` or later: one the agent did not get to. */
+function firstStepFrom(
+  t: Timeline,
+  from: number,
+): { step: number; kind: string; requestFrame: number } | undefined {
+  let first: { step: number; kind: string; requestFrame: number } | undefined;
+  for (const s of [...t.steps, ...t.booth]) if (s.step >= from && (!first || s.step < first.step)) first = s;
+  return first;
+}
+
 function outcomeDivergence(t: Timeline, r: ReplayReport, started: number): Divergence | null {
   const o = t.outcome;
   if (!o) {
     // An unsealed tape (a crashed run): the agent may legitimately go on past its last recorded step.
     return null;
   }
-  if (started < t.steps.length) {
-    const s = t.steps[started]!;
+  const left = firstStepFrom(t, started);
+  if (left) {
     return {
-      step: started,
-      frame: s.requestFrame,
-      kind: s.kind === 'llm' ? 'llm.request' : 'tool.call',
-      fields: [`the agent stopped after ${started} steps; the tape has ${t.steps.length}`],
-      expected: { step: started, kind: s.kind },
+      step: left.step,
+      frame: left.requestFrame,
+      kind: left.kind === 'llm' ? 'llm.request' : left.kind === 'tool' ? 'tool.call' : left.kind,
+      fields: [`the agent stopped after ${r.replayed} steps; the tape has ${r.steps}`],
+      expected: { step: left.step, kind: left.kind },
       actual: { outcome: r.replayedOutcome },
     };
   }

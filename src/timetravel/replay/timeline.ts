@@ -3,6 +3,7 @@
  * request resolved from blobs, the response, tokens, cost, side effects), the random/clock readings in order,
  * the run's input and its outcome. Offline replay, fork and diff all read tapes through this.
  */
+import type { BoothChangeSet } from '../../booth/verifiers';
 import type { LlmResponse, ToolCall } from '../../llm/types';
 import {
   BlobRef,
@@ -12,6 +13,13 @@ import {
   type Tape,
   type TapeFrame,
 } from '../../recorder/tape';
+import {
+  type BoothStep,
+  boothStepOf,
+  isBoothActivity,
+  type RecordedActivity,
+  type RecordedError,
+} from './boothSteps';
 import { TapeNotReplayableError } from './errors';
 
 type P = Record<string, unknown>;
@@ -75,12 +83,24 @@ export interface TimelineObservation {
 export interface Timeline {
   file: string;
   tape: Tape;
+  /** The llm and tool steps. */
   steps: TimelineStep[];
+  /** The Shadow Booth's steps: each `ctx.commit` and `ctx.rollback`, with what the agent got from it. */
+  booth: BoothStep[];
+  /**
+   * Step numbers the workflow took for itself, not for an agent call (a circuit-breaker trip records itself as
+   * a step): a replay of the agent skips them as the workflow did.
+   */
+  workflowSteps: number[];
   observations: TimelineObservation[];
   /** The agent input, recorded on the first step's activity input (`agentInput`). */
   input: { present: boolean; value: unknown };
-  outcome: { status: string; result?: unknown; error?: P; frame: number } | null;
+  /** `step`: the number of steps the run had taken when it ended. */
+  outcome: { status: string; result?: unknown; error?: P; frame: number; step: number } | null;
 }
+
+/** Activities that take a step number of their own without being an agent call. */
+const WORKFLOW_STEP_ACTIVITIES = new Set(['breakerRecordTrip']);
 
 const STEP_ACTIVITIES: Record<string, 'llm' | 'tool'> = { llmStep: 'llm', toolStep: 'tool' };
 
@@ -111,7 +131,9 @@ function sharedBlobValue(tape: Tape, ref: unknown): unknown {
 interface Attempt {
   activityId: string;
   attempt: number;
-  kind: 'llm' | 'tool';
+  /** The activity type, and for the agent's llm and tool steps their kind. */
+  type: string;
+  kind?: 'llm' | 'tool';
   step: number;
   frames: TapeFrame[];
   input?: unknown;
@@ -142,7 +164,7 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
       continue;
     }
     if (f.kind === 'outcome') {
-      outcome = { status: String(p.status), frame: f.index };
+      outcome = { status: String(p.status), frame: f.index, step: f.step };
       if (p.result !== undefined) outcome.result = blobValue(tape, p.result);
       if (p.error !== undefined) outcome.error = p.error as P;
       continue;
@@ -150,19 +172,20 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
     const activityId = typeof p.activityId === 'string' ? p.activityId : undefined;
     if (!activityId) continue;
     if (f.kind === 'activity.start') activityType.set(activityId, String(p.activityType));
-    const kind = STEP_ACTIVITIES[activityType.get(activityId) ?? ''];
-    if (!kind) continue;
+    const type = activityType.get(activityId) ?? '';
+    const kind = STEP_ACTIVITIES[type];
+    if (!kind && !isBoothActivity(type) && !WORKFLOW_STEP_ACTIVITIES.has(type)) continue;
     const key = `${activityId}#${p.attempt}`;
     let a = attempts.get(key);
     if (!a) {
-      a = { activityId, attempt: p.attempt as number, kind, step: f.step, frames: [] };
+      a = { activityId, attempt: p.attempt as number, type, kind, step: f.step, frames: [] };
       attempts.set(key, a);
     }
     a.frames.push(f);
     if (f.kind === 'activity.start' && p.input !== undefined) {
       a.input = blobValue(tape, p.input);
       const i = a.input as P | null;
-      if (!agentInput.present && i && typeof i === 'object' && 'agentInput' in i)
+      if (kind && !agentInput.present && i && typeof i === 'object' && 'agentInput' in i)
         agentInput = { present: true, value: i.agentInput };
     }
   }
@@ -170,7 +193,12 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
   // The final attempt of each step is what the workflow saw.
   const finalOf = new Map<number, Attempt>();
   const attemptCount = new Map<number, number>();
+  const others: Attempt[] = [];
   for (const a of attempts.values()) {
+    if (!a.kind) {
+      others.push(a);
+      continue;
+    }
     attemptCount.set(a.step, (attemptCount.get(a.step) ?? 0) + 1);
     const prev = finalOf.get(a.step);
     if (
@@ -191,7 +219,76 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
       return s;
     });
   observations.sort((x, y) => x.seq - y.seq);
-  return { file, tape, steps, observations, input: agentInput, outcome };
+  const { booth, workflowSteps } = otherSteps(tape, others, firstOfStep, lastOfStep, outcome);
+  return { file, tape, steps, booth, workflowSteps, observations, input: agentInput, outcome };
+}
+
+/** The final attempt of each activity among `attempts`, as a RecordedActivity, by step. */
+function recordedActivities(tape: Tape, attempts: Attempt[]): Map<number, RecordedActivity[]> {
+  const final = new Map<string, { a: Attempt; count: number }>();
+  for (const a of attempts) {
+    const seen = final.get(a.activityId);
+    if (!seen) final.set(a.activityId, { a, count: 1 });
+    else {
+      seen.count++;
+      if (a.attempt > seen.a.attempt) seen.a = a;
+    }
+  }
+  const byStep = new Map<number, RecordedActivity[]>();
+  for (const { a, count } of final.values()) {
+    const r: RecordedActivity = {
+      activityId: a.activityId,
+      activityType: a.type,
+      attempts: count,
+      startFrame: a.frames[0]!.index,
+      input: a.input,
+      status: 'unfinished',
+      effects: effectsOf(a),
+    };
+    for (const f of a.frames) {
+      const p = f.payload as P;
+      if (f.kind === 'activity.complete') {
+        r.status = 'completed';
+        r.result = p.result === undefined ? null : blobValue(tape, p.result);
+      } else if (f.kind === 'activity.error' && p.willRetry !== true) {
+        r.status = 'failed';
+        r.error = (p.error ?? { name: 'Error', message: 'failed' }) as RecordedError;
+      }
+    }
+    const list = byStep.get(a.step) ?? [];
+    list.push(r);
+    byStep.set(a.step, list);
+  }
+  return byStep;
+}
+
+function otherSteps(
+  tape: Tape,
+  attempts: Attempt[],
+  firstOfStep: Map<number, number>,
+  lastOfStep: Map<number, number>,
+  outcome: Timeline['outcome'],
+): { booth: BoothStep[]; workflowSteps: number[] } {
+  const booth: BoothStep[] = [];
+  const workflowSteps: number[] = [];
+  for (const [step, acts] of [...recordedActivities(tape, attempts)].sort((x, y) => x[0] - y[0])) {
+    if (acts.some((a) => WORKFLOW_STEP_ACTIVITIES.has(a.activityType))) {
+      workflowSteps.push(step);
+      continue;
+    }
+    const b = boothStepOf(
+      step,
+      acts,
+      { first: firstOfStep.get(step)!, last: lastOfStep.get(step)! },
+      outcome?.step ?? null,
+      (verify) => {
+        const e = verify.effects.find((x) => x.kind === 'commit' && x.payload.part === 'verify');
+        return e ? { changes: blobValue(tape, e.payload.changes) as BoothChangeSet, frame: e.frame } : null;
+      },
+    );
+    if (b) booth.push(b);
+  }
+  return { booth, workflowSteps };
 }
 
 const NOT_EFFECTS = new Set([
@@ -222,7 +319,7 @@ function buildStep(
 ): TimelineStep {
   const s: TimelineStep = {
     step: a.step,
-    kind: a.kind,
+    kind: a.kind!,
     activityId: a.activityId,
     attempts,
     firstFrame: firstOfStep.get(a.step) ?? a.frames[0]!.index,

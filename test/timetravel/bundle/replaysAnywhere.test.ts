@@ -34,7 +34,7 @@ const ROOT = path.resolve(__dirname, '../../..');
  * definition in one module (as offline replay finds agents), the workflow wrapping it in the workflows module.
  */
 const AGENT_SOURCE = `
-import { defineAgent, runToolLoop } from ${JSON.stringify(path.join(ROOT, 'agent'))};
+import { defineAgent, runToolLoop } from ${JSON.stringify(path.join(ROOT, 'src/agent'))};
 import { researchToolSpecs } from ${JSON.stringify(path.join(ROOT, 'examples/sample/agent'))};
 
 export const moonAgent = defineAgent<{ question: string }, { answer: string; turns: number }>(
