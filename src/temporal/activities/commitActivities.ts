@@ -34,18 +34,17 @@ function summarize(c: BoothChangeSet): StagedSummary {
 const EMPTY: StagedSummary = { files: [], sql: [], mcp: [] };
 
 export function createCommitActivities(runtime: BoothRuntime | undefined) {
-  /** Opens this run's booth for the activity and keeps heartbeating, so a killed worker is noticed quickly. */
+  /**
+   * Opens this run's booth for the activity. Like every step, it heartbeats on a timer while it runs
+   * (src/temporal/worker/keepAlive.ts), so a killed worker is noticed within the heartbeat timeout.
+   */
   async function withBooth<T>(fn: (booth: ShadowBooth) => Promise<T>): Promise<T> {
     if (!runtime) throw new BoothNotConfiguredError('workspace');
-    const ctx = Context.current();
-    const run = ctx.info.workflowExecution ?? { workflowId: 'no-workflow', runId: 'no-run' };
-    ctx.heartbeat();
-    const timer = setInterval(() => ctx.heartbeat(), 1_000);
+    const run = Context.current().info.workflowExecution ?? { workflowId: 'no-workflow', runId: 'no-run' };
     const booth = await runtime.open(run.workflowId, run.runId);
     try {
       return await fn(booth);
     } finally {
-      clearInterval(timer);
       await booth.close();
     }
   }

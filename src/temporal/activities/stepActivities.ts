@@ -55,8 +55,9 @@ export interface StepActivityDeps {
 
 /**
  * The activities behind `ctx.llm` and `ctx.tool`. All I/O of an agent happens here, never in the workflow.
- * Heartbeats on every streamed chunk let Temporal notice a dead worker within the heartbeat timeout instead of
- * the whole start-to-close timeout. With recording on, each step also records its request, every chunk and its
+ * They heartbeat on a timer while they run, however long they are quiet (KeepAliveInterceptor,
+ * src/temporal/worker/keepAlive.ts), so Temporal notices a dead worker within the heartbeat timeout and never
+ * mistakes a slow step for one. With recording on, each step also records its request, every chunk and its
  * response (or tool call and result) on the run's tape.
  */
 export function createStepActivities(deps: StepActivityDeps) {
@@ -75,10 +76,6 @@ export function createStepActivities(deps: StepActivityDeps) {
       const embedded = input.breaker?.pendingEmbeddings?.length
         ? features?.collectDeferred(input.breaker, run)
         : undefined;
-      // The SDK sends a step's first heartbeat at once (it throttles only later ones), and the server writes each
-      // one to the run's state: a write per model step that finishes in milliseconds. A step heartbeats once it
-      // has run a tenth of its heartbeat timeout (at most a second), so a dead worker is still noticed in time.
-      const quietUntil = performance.now() + Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 0) / 10);
       const response = await guardStream(
         input.budget,
         input.request,
@@ -87,7 +84,6 @@ export function createStepActivities(deps: StepActivityDeps) {
           deps.llm.call(input.request, {
             signal,
             onChunk: (chunk) => {
-              if (performance.now() >= quietUntil) ctx.heartbeat({ step: input.step, chunk: chunk.index });
               tape?.llmChunk(chunk);
               watch(chunk);
             },

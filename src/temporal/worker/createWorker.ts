@@ -15,6 +15,7 @@ import { createForkActivities } from '../activities/forkActivities';
 import { createRecorderActivities } from '../activities/recorderActivities';
 import { AfterStepInterceptor } from './afterStep';
 import { FailureMappingInterceptor } from './failureMappingInterceptor';
+import { KeepAliveInterceptor } from './keepAlive';
 import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
 import { TapeRecordingInterceptor } from './recorderInterceptor';
 import { tapeSinks } from './tapeSinks';
@@ -104,10 +105,12 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
       : { workflowsPath: options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH }),
     activities,
     // AfterStep outermost: its work starts once everything inside (the tape's closing fsync included) is done.
-    // FailureMapping before the recorder, so the recorder sees the original typed errors.
+    // KeepAlive next: it heartbeats for all the rest. FailureMapping before the recorder, so the recorder sees
+    // the original typed errors.
     interceptors: {
       activity: [
         () => ({ inbound: new AfterStepInterceptor() }),
+        (ctx) => ({ inbound: new KeepAliveInterceptor(ctx) }),
         ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),
         () => ({ inbound: new FailureMappingInterceptor() }),
         ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),

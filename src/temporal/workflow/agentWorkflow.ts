@@ -178,9 +178,13 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
 
     // A fork answers its steps before the fork point from the parent tape (src/timetravel/fork/forkedRun.ts); a run that is not
     // a fork gets pass-throughs. The run's input rides on its first step so the tape holds what replay needs.
+    // Restoring the parent's world can take as long as a step; it heartbeats like one.
     const lineage = await forkedRun(
       o.fork,
-      proxyActivities<ForkActivities>({ startToCloseTimeout: 60_000 }),
+      proxyActivities<ForkActivities>({
+        startToCloseTimeout: Math.max(60_000, o.stepTimeoutMs),
+        heartbeatTimeout: o.heartbeatTimeoutMs,
+      }),
       input,
     );
 
