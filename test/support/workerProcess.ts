@@ -10,14 +10,14 @@ export interface WorkerProcess {
 }
 
 /**
- * Runs the real worker entry (worker.ts) in its own process, so a test can SIGKILL it like a crashed machine.
+ * Runs the sample worker entry (examples/sample/worker.ts) in its own process, so a test can SIGKILL it like a crashed machine.
  * `node --import tsx` keeps it one process: the tsx CLI would put a child under it that SIGKILL cannot reach.
  */
 export async function spawnWorker(
   env: Record<string, string>,
   readyTimeoutMs = 60_000,
   /** Another worker entry (relative to the repository root) that prints the same ready line. */
-  entry = 'worker.ts',
+  entry = 'examples/sample/worker.ts',
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
