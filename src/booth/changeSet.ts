@@ -8,8 +8,10 @@ import { isText, unifiedDiff } from './diff';
 import { lstatOrNull, sha256 } from './durable';
 import { byRel, summarize } from './entryChanges';
 import type { Base, Entry } from './manifest';
+import { BLOBS_DIR } from './manifest';
 import { keyRel } from './paths';
 import { readReal } from './realTree';
+import { treeChanges } from './treeStamp';
 
 export type ChangeOp = 'write' | 'delete' | 'mkdir' | 'chmod' | 'rename';
 
@@ -27,6 +29,11 @@ export interface Change {
   before: Base;
   bytesBefore: number;
   bytesAfter: number;
+  /**
+   * The mode asked for when it carried setuid, setgid or sticky bits the booth refused (and stripped: `after`
+   * holds the mode that commits). Absent when the booth config allows them or none were asked for.
+   */
+  modeRefused?: { requested: number; bits: Array<'setuid' | 'setgid' | 'sticky'> };
   /** Unified line diff, for text files of bounded size. */
   diff?: string;
   /** One line a human or a verifier model can read. */
@@ -59,6 +66,8 @@ export async function changeSetOf(
     const bytesAfter = after.type === 'file' ? after.size : 0;
     const c: Change = { path: key, op, before, after, bytesBefore, bytesAfter, summary: '' };
     if (e.kind !== 'whiteout' && e.from !== undefined) c.from = e.from;
+    if (e.kind !== 'whiteout' && e.refusedMode !== undefined)
+      c.modeRefused = { requested: e.refusedMode, bits: specialBits(e.refusedMode) };
     if (e.kind === 'file') {
       const now = await readBlob(e.hash);
       const old = before.type === 'file' ? await realIfUnchanged(root, key, before.hash) : Buffer.alloc(0);
@@ -73,18 +82,40 @@ export async function changeSetOf(
   return out;
 }
 
-/** Real entries that no longer match what they were when first staged. */
-export async function conflictsOf(root: string, entries: Record<string, Entry>): Promise<string[]> {
+function specialBits(mode: number): Array<'setuid' | 'setgid' | 'sticky'> {
+  const bits: Array<'setuid' | 'setgid' | 'sticky'> = [];
+  if (mode & 0o4000) bits.push('setuid');
+  if (mode & 0o2000) bits.push('setgid');
+  if (mode & 0o1000) bits.push('sticky');
+  return bits;
+}
+
+/**
+ * Real entries that no longer match what they were when first staged; for a directory the change set removes
+ * or replaces, every entry inside it that was added, removed or changed since (its listing taken at staging).
+ */
+export async function conflictsOf(
+  root: string,
+  stagingDir: string,
+  entries: Record<string, Entry>,
+  readBlob: (hash: string) => Promise<Buffer>,
+): Promise<string[]> {
   const out: string[] = [];
   for (const [key, e] of Object.entries(entries)) {
     const b = e.base;
     if (b.type === 'hidden') continue;
     await confirmParents(root, key);
-    const st = await lstatOrNull(path.join(root, ...keyRel(key)));
+    const abs = path.join(root, ...keyRel(key));
+    const st = await lstatOrNull(abs);
     if (b.type === 'none') {
       if (st !== null) out.push(key);
     } else if (b.type === 'dir') {
       if (st === null || !st.isDirectory()) out.push(key);
+      else if (b.tree !== undefined) {
+        const listing = path.join(stagingDir, BLOBS_DIR, b.tree);
+        for (const rel of await treeChanges(abs, await readBlob(b.tree), listing))
+          out.push(rel === '' ? key : `${key}/${rel}`);
+      }
     } else if (st === null || !st.isFile() || (st.mode & 0o7777) !== b.mode) {
       out.push(key);
     } else if ((await realIfUnchanged(root, key, b.hash)) === null) out.push(key);

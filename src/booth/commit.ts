@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { printable } from '../errors';
 import { atomicWrite, atomicWriteJson, fsyncDir, isCode, lstatOrNull, sha256 } from './durable';
 import { PathEscapeError, PathRefusedError, StagingCorruptError, WorkspaceFsError } from './errors';
 import { BLOBS_DIR, type Entry, JOURNAL_FILE, MANIFEST_FILE, readJson, validateEntries } from './manifest';
@@ -63,16 +64,16 @@ export async function confirmParents(root: string, key: string): Promise<void> {
       throw new WorkspaceFsError(
         key,
         'ENOENT',
-        `cannot be committed: its parent ${p} vanished from the real tree`,
+        `cannot be committed: its parent ${printable(p)} vanished from the real tree`,
       );
     if (st.isSymbolicLink())
       throw new PathEscapeError(
         key,
         'symlink-outside-root',
-        `its parent ${p} became a symlink after staging`,
+        `its parent ${printable(p)} became a symlink after staging`,
       );
     if (!st.isDirectory())
-      throw new PathRefusedError(key, 'special-file', `its parent ${p} is no longer a directory`);
+      throw new PathRefusedError(key, 'special-file', `its parent ${printable(p)} is no longer a directory`);
   }
 }
 

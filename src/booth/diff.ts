@@ -1,5 +1,7 @@
 /** Unified line diffs for verifiers reading a change set; bounded so a huge file cannot stall changes(). */
 
+import { printable } from '../errors';
+
 const MAX_CELLS = 4_000_000;
 const CONTEXT = 3;
 
@@ -45,7 +47,7 @@ export function unifiedDiff(path: string, before: string, after: string): string
       ops.push({ t: '-', line: a[i++]!, a: i, b: j });
     else ops.push({ t: '+', line: b[j++]!, a: i, b: j });
   }
-  const out = [`--- a/${path}`, `+++ b/${path}`];
+  const out = [`--- a/${printable(path)}`, `+++ b/${printable(path)}`];
   let k = 0;
   while (k < ops.length) {
     if (ops[k]!.t === ' ') {

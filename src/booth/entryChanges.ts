@@ -1,5 +1,6 @@
 /** Pure operations on a manifest's entries and the change set built from them. */
 
+import { printable } from '../errors';
 import type { Change } from './changeSet';
 import type { Base, Entry } from './manifest';
 import { keyRel } from './paths';
@@ -21,10 +22,20 @@ export function byRel(a: string, b: string): number {
   return x.length - y.length;
 }
 
+/**
+ * One line a person or a verifier model reads: names are escaped (src/errors/printable.ts), so a name holding a
+ * newline or a bidi control cannot forge another line or reorder this one.
+ */
 export function summarize(c: Change): string {
-  const from = c.from !== undefined ? ` (from ${c.from})` : '';
-  if (c.after.type === 'none') return `delete ${c.path}: ${c.before.type}, ${c.bytesBefore} bytes before`;
-  if (c.after.type === 'dir') return `${c.op} ${c.path}/${from}: directory, mode ${c.after.mode.toString(8)}`;
+  const from = c.from !== undefined ? ` (from ${printable(c.from)})` : '';
+  const name = printable(c.path);
+  if (c.after.type === 'none') return `delete ${name}: ${c.before.type}, ${c.bytesBefore} bytes before`;
+  const refused =
+    c.modeRefused === undefined
+      ? ''
+      : ` (mode ${c.modeRefused.requested.toString(8)} refused: ${c.modeRefused.bits.join(', ')} stripped)`;
+  if (c.after.type === 'dir')
+    return `${c.op} ${name}/${from}: directory, mode ${c.after.mode.toString(8)}${refused}`;
   let lines = '';
   if (c.diff !== undefined) {
     const body = c.diff.split('\n').slice(2);
@@ -32,5 +43,5 @@ export function summarize(c: Change): string {
     const minus = body.filter((l) => l.startsWith('-')).length;
     lines = `, +${plus} -${minus} lines`;
   }
-  return `${c.op} ${c.path}${from}: ${c.bytesBefore} -> ${c.bytesAfter} bytes, mode ${c.after.mode.toString(8)}${lines}`;
+  return `${c.op} ${name}${from}: ${c.bytesBefore} -> ${c.bytesAfter} bytes, mode ${c.after.mode.toString(8)}${refused}${lines}`;
 }

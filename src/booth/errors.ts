@@ -1,4 +1,4 @@
-import { crossRealmError, JukeboxError } from '../errors';
+import { crossRealmError, JukeboxError, quoted } from '../errors';
 
 /** Why a path was refused; stable tags, finer than the error code, so callers need not parse messages. */
 export type PathRefusal =
@@ -24,7 +24,7 @@ export class PathEscapeError extends JukeboxError {
   constructor(path: string, reason: EscapeReason, detail: string) {
     super(
       'PATH_ESCAPE',
-      `path ${JSON.stringify(path)} leaves the workspace root (${reason}): ${detail}; use a path relative to the workspace root that stays inside it`,
+      `path ${quoted(path)} leaves the workspace root (${reason}): ${detail}; use a path relative to the workspace root that stays inside it`,
       { nonRetryable: true },
     );
     this.path = path;
@@ -38,7 +38,7 @@ export class PathRefusedError extends JukeboxError {
   readonly path: string;
   readonly reason: PathRefusal;
   constructor(path: string, reason: PathRefusal, detail: string) {
-    super('PATH_REFUSED', `path ${JSON.stringify(path)} refused (${reason}): ${detail}`, {
+    super('PATH_REFUSED', `path ${quoted(path)} refused (${reason}): ${detail}`, {
       nonRetryable: true,
     });
     this.path = path;
@@ -57,7 +57,7 @@ export class WorkspaceFsError extends JukeboxError {
   readonly path: string;
   readonly fsCode: FsCode;
   constructor(path: string, fsCode: FsCode, detail: string) {
-    super('WORKSPACE_FS', `${fsCode}: ${JSON.stringify(path)} ${detail}`, { nonRetryable: true });
+    super('WORKSPACE_FS', `${fsCode}: ${quoted(path)} ${detail}`, { nonRetryable: true });
     this.path = path;
     this.fsCode = fsCode;
   }
@@ -106,16 +106,35 @@ export class CommitConflictError extends JukeboxError {
       'COMMIT_CONFLICT',
       `commit refused, nothing was written: the real ${paths.length === 1 ? 'entry' : 'entries'} ${paths
         .slice(0, 10)
-        .map((p) => JSON.stringify(p))
+        .map((p) => quoted(p))
         .join(
           ', ',
-        )} changed since they were staged; re-read them and stage again, or discard(), or commit({ force: true }) to overwrite`,
+        )}${paths.length > 10 ? ` and ${paths.length - 10} more` : ''} changed since they were staged; re-read them and stage again, or discard(), or commit({ force: true }) to overwrite`,
       { nonRetryable: true },
     );
     this.paths = paths;
   }
 }
 crossRealmError('CommitConflictError', CommitConflictError);
+
+/** Staging this would take the run's staged file bytes past the booth's limit; nothing of the call was staged. */
+export class StagedBytesLimitError extends JukeboxError {
+  /** The path whose write passed the limit, or null when a whole operation (a batch, a command) did. */
+  readonly path: string | null;
+  readonly limit: number;
+  readonly attempted: number;
+  constructor(path: string | null, limit: number, attempted: number, operation = 'operation') {
+    super(
+      'STAGED_BYTES_LIMIT',
+      `${path === null ? `the ${operation}` : `staging ${quoted(path)}`} was refused, nothing of it was staged: the run's staged files would hold ${attempted} bytes, over the limit of ${limit} (files.maxStagedBytes in the booth config); stage less, delete staged files first, or raise the limit`,
+      { nonRetryable: true },
+    );
+    this.path = path;
+    this.limit = limit;
+    this.attempted = attempted;
+  }
+}
+crossRealmError('StagedBytesLimitError', StagedBytesLimitError);
 
 /** The step log is shorter than its header: too few bytes (the header is written whole, never torn). */
 export class StepLogTruncatedError extends JukeboxError {

@@ -23,7 +23,11 @@ export type Base =
   /** An ancestor was deleted or recreated in staging, so the real entry (if any) is invisible and is pruned. */
   | { type: 'hidden' }
   | { type: 'file'; hash: string; size: number; mode: number }
-  | { type: 'dir'; mode: number };
+  /**
+   * `tree`: for a directory the change removes or replaces (deleted, recreated, renamed, overwritten), the blob
+   * holding its listing at staging (src/booth/treeStamp.ts), so commit can refuse when anything inside changed.
+   */
+  | { type: 'dir'; mode: number; tree?: string };
 
 export type FileEntry = {
   kind: 'file';
@@ -32,6 +36,8 @@ export type FileEntry = {
   hash: string;
   size: number;
   mode: number;
+  /** The mode asked for when the booth stripped setuid, setgid or sticky bits from it (`mode` is what stages). */
+  refusedMode?: number;
   from?: string;
   base: Base;
 };
@@ -41,6 +47,7 @@ export type DirEntry = {
   mode: number;
   /** Real children are hidden (the dir was created anew); commit deletes real children not in the change set. */
   opaque: boolean;
+  refusedMode?: number;
   from?: string;
   base: Base;
 };
@@ -113,6 +120,12 @@ export function validateEntries(file: string, entries: unknown): Record<string, 
       throw new StagingCorruptError(file, `entry ${JSON.stringify(key)} has a malformed content hash`);
     if (e.kind !== 'file' && e.kind !== 'dir' && e.kind !== 'whiteout')
       throw new StagingCorruptError(file, `entry ${JSON.stringify(key)} has unknown kind`);
+    const tree = (e.base as { tree?: unknown } | undefined)?.tree;
+    if (tree !== undefined && (typeof tree !== 'string' || !HASH_RE.test(tree)))
+      throw new StagingCorruptError(
+        file,
+        `entry ${JSON.stringify(key)} has a malformed directory listing hash`,
+      );
   }
   return entries as Record<string, Entry>;
 }

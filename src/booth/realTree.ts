@@ -6,6 +6,7 @@ import type { Stats } from 'node:fs';
 import { constants as C } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { printable } from '../errors';
 import { isCode, lstatOrNull } from './durable';
 import { PathEscapeError, PathRefusedError, WorkspaceFsError } from './errors';
 import { isWithin, type Rel, relKey } from './paths';
@@ -30,18 +31,22 @@ export async function realLstat(
     }
     const where = relKey(prefix);
     if (!roots.some((r) => isWithin(r, landed)))
-      throw new PathEscapeError(input, 'symlink-outside-root', `${where} is a symlink to ${target}`);
+      throw new PathEscapeError(
+        input,
+        'symlink-outside-root',
+        `${printable(where)} is a symlink to ${printable(target)}`,
+      );
     throw new PathRefusedError(
       input,
       'symlink',
-      `${where} is a symlink (to ${target}, inside the root); the booth does not follow symlinks, use the target path`,
+      `${printable(where)} is a symlink (to ${printable(target)}, inside the root); the booth does not follow symlinks, use the target path`,
     );
   }
   if (!st.isFile() && !st.isDirectory())
     throw new PathRefusedError(
       input,
       'special-file',
-      `${relKey(prefix)} is a device, FIFO or socket; only regular files and directories are accessible`,
+      `${printable(relKey(prefix))} is a device, FIFO or socket; only regular files and directories are accessible`,
     );
   return st;
 }
@@ -57,7 +62,11 @@ export async function readReal(root: string, rel: Rel, st: Stats, input: string)
     fh = await fs.open(p, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
   } catch (err) {
     if (isCode(err, 'ELOOP'))
-      throw new PathRefusedError(input, 'symlink', `${relKey(rel)} became a symlink while being opened`);
+      throw new PathRefusedError(
+        input,
+        'symlink',
+        `${printable(relKey(rel))} became a symlink while being opened`,
+      );
     throw err;
   }
   try {

@@ -15,7 +15,13 @@ import { McpConnections, type McpServerConfig } from './mcp/connections';
 import { McpEscrow } from './mcp/escrow';
 import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
-import { type Change, type CommitResult, StagedWorkspace, type WorkspaceStat } from './stagedWorkspace';
+import {
+  type Change,
+  type CommitResult,
+  StagedWorkspace,
+  type StagedWorkspaceOptions,
+  type WorkspaceStat,
+} from './stagedWorkspace';
 import {
   ATTEMPTS_DIR,
   type BoothStep,
@@ -38,6 +44,8 @@ export interface ShadowBoothConfig {
   sqlite?: string;
   sql?: Pick<StagedSqlOptions, 'client' | 'connection'>;
   mcpServers?: McpServerConfig[];
+  /** Staged files: setuid/setgid/sticky bits (stripped unless allowed) and the run's staged bytes (256 MiB). */
+  files?: Pick<StagedWorkspaceOptions, 'allowSpecialModes' | 'maxStagedBytes'>;
   /** Shell commands in the booth (`booth.shell.run`); bubblewrap isolation by default. */
   shell?: StagedShellOptions;
   /** Verifiers and policy gates by name; `ctx.commit({ gates })` names the ones to run. */
@@ -256,6 +264,7 @@ export class ShadowBooth {
   static async open(runtime: BoothRuntime, dir: string, step?: BoothStep): Promise<ShadowBooth> {
     const fault = runtime.faultPoint;
     const workspace = await StagedWorkspace.open({
+      ...runtime.config.files,
       root: runtime.config.workspaceRoot,
       stagingDir: path.join(dir, 'files'),
       faultPoint: (point) => fault(`files:${point}`),
@@ -469,6 +478,9 @@ export class ShadowBooth {
       root: this.runtime.config.workspaceRoot,
       stagingDir: path.join(this.undoDir, 'restore'),
       faultPoint: (point) => fault(`files:undo:${point}`),
+      // It puts back what the real tree held, set-id bits and sizes included.
+      allowSpecialModes: true,
+      maxStagedBytes: Number.POSITIVE_INFINITY,
     });
     await restore.recover();
     // Children first for what the commit created, parents first for what it replaced.

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { printable } from '../errors';
 import { type Change, changeSetOf, conflictsOf } from './changeSet';
 import {
   type FaultHook,
@@ -25,6 +26,7 @@ import {
   CommitConflictError,
   CommitPendingError,
   PathRefusedError,
+  StagedBytesLimitError,
   WorkspaceConfigError,
   WorkspaceFsError,
 } from './errors';
@@ -45,10 +47,16 @@ import {
   saveManifest,
   validateEntries,
 } from './manifest';
-import { isWithin, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
+import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
 import { readReal, realLstat } from './realTree';
 import { canonicalStaging, DISCARDED_INFIX, findRetired, removeRetired } from './stagingFolder';
 import { MAX_INLINE_BYTES } from './stepLog';
+import { stampTree } from './treeStamp';
+
+/** Default of `maxStagedBytes`: the staged file bytes a run may hold. */
+export const DEFAULT_MAX_STAGED_BYTES = 256 * 1024 * 1024;
+/** setuid, setgid and sticky. */
+const SPECIAL_MODE_BITS = 0o7000;
 
 export interface StagedWorkspaceOptions {
   /** The real directory agents work in. Must exist. */
@@ -76,6 +84,18 @@ export interface StagedWorkspaceOptions {
    * cannot commit or discard; the booth drops a layer by deleting its folder.
    */
   layerDir?: string;
+  /**
+   * Whether staged modes may keep setuid, setgid and sticky bits. False (default): they are stripped at
+   * staging, and the change set shows the mode asked for as refused (`Change.modeRefused`), so commit never
+   * creates a set-id file, owned by whoever runs the worker.
+   */
+  allowSpecialModes?: boolean;
+  /**
+   * The most bytes of file content the staging may hold (sum of the staged files' sizes; default 256 MiB). An
+   * operation that would pass it throws StagedBytesLimitError and stages nothing; one that shrinks the total is
+   * always allowed.
+   */
+  maxStagedBytes?: number;
 }
 
 export type NodeType = 'file' | 'dir';
@@ -124,6 +144,10 @@ export class StagedWorkspace {
   private readonly hardLinks: 'refuse' | 'copy-on-write';
   private readonly fileMode: number;
   private readonly dirMode: number;
+  private readonly allowSpecialModes: boolean;
+  readonly maxStagedBytes: number;
+  /** The running operation's bytes: the staged total when it began, and what its writes added so far. */
+  private opBytes = { start: 0, added: 0 };
   private entries: Record<string, Entry>;
   private pending: boolean;
   /** Layer mode: the folder and the manifest's entries the layer applies to. */
@@ -159,6 +183,8 @@ export class StagedWorkspace {
     this.hardLinks = o.hardLinks ?? 'refuse';
     this.fileMode = o.fileMode ?? 0o644;
     this.dirMode = o.dirMode ?? 0o755;
+    this.allowSpecialModes = o.allowSpecialModes === true;
+    this.maxStagedBytes = o.maxStagedBytes ?? DEFAULT_MAX_STAGED_BYTES;
     this.entries = entries;
     this.pending = pending;
   }
@@ -295,13 +321,21 @@ export class StagedWorkspace {
           continue;
         }
         if (r.type === 'file')
-          throw new WorkspaceFsError(p, last ? 'EEXIST' : 'ENOTDIR', `${r.key} is a file, not a directory`);
+          throw new WorkspaceFsError(
+            p,
+            last ? 'EEXIST' : 'ENOTDIR',
+            `${printable(r.key)} is a file, not a directory`,
+          );
         if (!last && !opts.recursive)
-          throw new WorkspaceFsError(p, 'ENOENT', `parent ${r.key} does not exist; pass { recursive: true }`);
+          throw new WorkspaceFsError(
+            p,
+            'ENOENT',
+            `parent ${printable(r.key)} does not exist; pass { recursive: true }`,
+          );
         next[r.key] = {
           kind: 'dir',
           op: 'mkdir',
-          mode: opts.mode ?? this.dirMode,
+          ...this.modeFields(opts.mode ?? this.dirMode),
           opaque: true,
           base: await this.baseOf(r),
         };
@@ -367,9 +401,16 @@ export class StagedWorkspace {
       const bits = mode & 0o7777;
       const e = r.entry;
       if (e !== undefined && e.kind !== 'whiteout') {
-        next[r.key] = { ...e, mode: bits };
+        const { refusedMode: _, ...rest } = e;
+        next[r.key] = { ...rest, ...this.modeFields(bits) };
       } else if (r.type === 'dir') {
-        next[r.key] = { kind: 'dir', op: 'chmod', mode: bits, opaque: false, base: await this.baseOf(r) };
+        next[r.key] = {
+          kind: 'dir',
+          op: 'chmod',
+          ...this.modeFields(bits),
+          opaque: false,
+          base: await this.baseOf(r),
+        };
       } else {
         // Commit never chmods a real file in place (its inode may be shared); it writes a fresh copy.
         this.checkHardLink(r, 'chmod');
@@ -456,7 +497,9 @@ export class StagedWorkspace {
         return { steps: 0, recovered: false };
       }
       if (!opts.force) {
-        const conflicts = await conflictsOf(this.root, this.entries);
+        const conflicts = await conflictsOf(this.root, this.stagingDir, this.entries, (hash) =>
+          this.readBlob(hash),
+        );
         if (conflicts.length > 0) throw new CommitConflictError(conflicts);
       }
       const j: Journal = {
@@ -565,12 +608,16 @@ export class StagedWorkspace {
     const out = new Map<string, Buffer>();
     let total = 0;
     for (const e of Object.values(this.layerDelta()?.set ?? {})) {
-      if (e.kind !== 'file' || out.has(e.hash)) continue;
-      const bytes = this.layerBlobData.get(e.hash);
-      if (bytes === undefined) continue;
-      total += bytes.length;
-      if (total > limit) return null;
-      out.set(e.hash, bytes);
+      // A directory's listing taken at staging is a blob too.
+      const tree = e.base.type === 'dir' ? e.base.tree : undefined;
+      for (const hash of [e.kind === 'file' ? e.hash : undefined, tree]) {
+        if (hash === undefined || out.has(hash)) continue;
+        const bytes = this.layerBlobData.get(hash);
+        if (bytes === undefined) continue;
+        total += bytes.length;
+        if (total > limit) return null;
+        out.set(hash, bytes);
+      }
     }
     return out;
   }
@@ -642,7 +689,9 @@ export class StagedWorkspace {
     await this.exclusive(async () => {
       if (this.pending) throw new CommitPendingError(this.stagingDir, what);
       const next = structuredClone(this.entries);
+      this.opBytes = { start: stagedBytesOf(this.entries), added: 0 };
       await fn(next);
+      await this.settle(what, next);
       await this.fault('stage:before-manifest');
       await this.ensureStaging();
       // A layer lives in memory: a crash loses it, and a retry would throw it away anyway; its checkpoint (the
@@ -709,8 +758,9 @@ export class StagedWorkspace {
       if (entry !== undefined) type = entry.kind === 'whiteout' ? 'none' : entry.kind;
       else type = real === null ? 'none' : real.isDirectory() ? 'dir' : 'file';
       if (last) return { rel, key, input, entry, real, hidden, type };
-      if (type === 'none') throw new WorkspaceFsError(input, 'ENOENT', `parent ${key} does not exist`);
-      if (type === 'file') throw new WorkspaceFsError(input, 'ENOTDIR', `parent ${key} is a file`);
+      if (type === 'none')
+        throw new WorkspaceFsError(input, 'ENOENT', `parent ${printable(key)} does not exist`);
+      if (type === 'file') throw new WorkspaceFsError(input, 'ENOTDIR', `parent ${printable(key)} is a file`);
       if (entry?.kind === 'dir' && (entry.opaque || real === null || !real.isDirectory())) hidden = true;
     }
     return { rel, key: '', input, entry: undefined, real, hidden: false, type: 'dir' };
@@ -726,9 +776,10 @@ export class StagedWorkspace {
       );
   }
 
+  /** The mode a path was asked to have: a staged entry's refused mode when the booth stripped bits from it. */
   private modeOf(r: Resolved): number {
     const e = r.entry;
-    if (e !== undefined && e.kind !== 'whiteout') return e.mode;
+    if (e !== undefined && e.kind !== 'whiteout') return e.refusedMode ?? e.mode;
     return (r.real?.mode ?? this.fileMode) & 0o7777;
   }
 
@@ -782,8 +833,70 @@ export class StagedWorkspace {
     op: FileEntry['op'],
   ): Promise<void> {
     const base = await this.baseOf(r);
+    const prev = next[r.key];
+    this.countBytes(r.input, data.byteLength - (prev?.kind === 'file' ? prev.size : 0));
     const hash = await this.putBlob(data);
-    next[r.key] = { kind: 'file', op, hash, size: data.byteLength, mode: mode & 0o7777, base };
+    next[r.key] = { kind: 'file', op, hash, size: data.byteLength, ...this.modeFields(mode), base };
+  }
+
+  /** The mode to stage for `requested`: without setuid, setgid and sticky unless the workspace allows them. */
+  private modeFields(requested: number): { mode: number; refusedMode?: number } {
+    const bits = requested & 0o7777;
+    if (this.allowSpecialModes || (bits & SPECIAL_MODE_BITS) === 0) return { mode: bits };
+    return { mode: bits & ~SPECIAL_MODE_BITS, refusedMode: bits };
+  }
+
+  /** Bytes of file content the staging holds (what commit would write). */
+  stagedBytes(): number {
+    return stagedBytesOf(this.entries);
+  }
+
+  /**
+   * Refuses, before any content is read, a set of writes and deletions (a shell command's) that would take the
+   * staged bytes past the limit; `stage` would refuse it anyway, after reading every file.
+   */
+  checkStagedBytes(
+    changes: ReadonlyArray<{ op: string; path: string; size?: number }>,
+    operation: string,
+  ): void {
+    const sizes = new Map<string, number>();
+    for (const [key, e] of Object.entries(this.entries)) if (e.kind === 'file') sizes.set(key, e.size);
+    const now = stagedBytesOf(this.entries);
+    for (const c of changes) {
+      const key = relKey(normalizeInput(c.path, this.roots));
+      if (c.op === 'delete') {
+        for (const k of [...sizes.keys()]) if (k === key || k.startsWith(`${key}/`)) sizes.delete(k);
+      } else if (c.op === 'write') sizes.set(key, c.size ?? 0);
+    }
+    let total = 0;
+    for (const size of sizes.values()) total += size;
+    if (total > this.maxStagedBytes && total > now)
+      throw new StagedBytesLimitError(null, this.maxStagedBytes, total, operation);
+  }
+
+  /** Counts a write of the running operation before its blob is written, so a refused one writes nothing. */
+  private countBytes(input: string, delta: number): void {
+    this.opBytes.added += delta;
+    const total = this.opBytes.start + this.opBytes.added;
+    if (delta > 0 && total > this.maxStagedBytes)
+      throw new StagedBytesLimitError(input, this.maxStagedBytes, total);
+  }
+
+  /**
+   * After an operation, before its manifest is written: the exact staged total must not pass the limit (unless
+   * it shrank), and each directory the change set now removes or replaces gets the listing of its real tree
+   * (src/booth/treeStamp.ts), which commit compares to refuse when anything inside changed.
+   */
+  private async settle(what: string, next: Record<string, Entry>): Promise<void> {
+    const total = stagedBytesOf(next);
+    if (total > this.maxStagedBytes && total > this.opBytes.start)
+      throw new StagedBytesLimitError(null, this.maxStagedBytes, total, `staged ${what}`);
+    for (const [key, e] of Object.entries(next)) {
+      const b = e.base;
+      if (b.type !== 'dir' || b.tree !== undefined || (e.kind === 'dir' && !e.opaque)) continue;
+      const tree = await this.putBlob(await stampTree(path.join(this.root, ...keyRel(key))));
+      next[key] = { ...e, base: { ...b, tree } };
+    }
   }
 
   /** What the real tree holds at a path, kept from the first time the path was staged. */
@@ -831,19 +944,31 @@ export class StagedWorkspace {
       }
       this.checkHardLink(r, 'moving it');
       const data = await this.content(r, true);
+      this.countBytes(r.input, data.byteLength);
       const hash = await this.putBlob(data);
-      const mode = this.modeOf(r);
+      const modes = this.modeFields(this.modeOf(r));
       out.push({
         suffix,
-        entry: { kind: 'file', op: 'rename', hash, size: data.byteLength, mode, base: { type: 'none' } },
+        entry: { kind: 'file', op: 'rename', hash, size: data.byteLength, ...modes, base: { type: 'none' } },
       });
       return;
     }
-    const mode = r.entry?.kind === 'dir' ? r.entry.mode : r.real!.mode & 0o7777;
-    out.push({ suffix, entry: { kind: 'dir', op: 'rename', mode, opaque: true, base: { type: 'none' } } });
+    const e = r.entry;
+    const modes =
+      e?.kind === 'dir' ? this.modeFields(e.refusedMode ?? e.mode) : this.modeFields(r.real!.mode);
+    out.push({
+      suffix,
+      entry: { kind: 'dir', op: 'rename', ...modes, opaque: true, base: { type: 'none' } },
+    });
     for (const name of await this.list(r)) {
       const child = await this.resolve([...r.rel, name], `${r.input}/${name}`);
       await this.collect(child, [...suffix, name], out);
     }
   }
+}
+
+function stagedBytesOf(entries: Record<string, Entry>): number {
+  let total = 0;
+  for (const e of Object.values(entries)) if (e.kind === 'file') total += e.size;
+  return total;
 }

@@ -3,7 +3,7 @@
  * calls) that run in the commit activity before anything becomes durable. A gate returns a verdict with a
  * reason a person can read; one refusal stops the commit and the run rolls back.
  */
-import { crossRealmError, JukeboxError } from '../errors';
+import { crossRealmError, JukeboxError, printable } from '../errors';
 import type { EscrowedCall } from './mcp/escrow';
 import type { Change } from './stagedWorkspace';
 
@@ -99,7 +99,7 @@ export function filesOnlyUnder(prefixes: string[]): Gate {
     return outside.length
       ? {
           ok: false,
-          reason: `changes outside ${prefixes.join(', ')}: ${outside.map((c) => c.path).join(', ')}`,
+          reason: `changes outside ${prefixes.join(', ')}: ${outside.map((c) => printable(c.path)).join(', ')}`,
         }
       : { ok: true, reason: `all ${files.length} file changes under ${prefixes.join(', ')}` };
   };
@@ -110,7 +110,7 @@ export function noFileDeletes(): Gate {
   return ({ files }) => {
     const deleted = files.filter((c) => c.op === 'delete');
     return deleted.length
-      ? { ok: false, reason: `would delete ${deleted.map((c) => c.path).join(', ')}` }
+      ? { ok: false, reason: `would delete ${deleted.map((c) => printable(c.path)).join(', ')}` }
       : { ok: true, reason: 'no deletions' };
   };
 }

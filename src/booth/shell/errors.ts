@@ -1,4 +1,4 @@
-import { crossRealmError, JukeboxError } from '../../errors';
+import { crossRealmError, JukeboxError, printableJson, quoted } from '../../errors';
 
 /** The command ran past its timeout and was killed; nothing it wrote was staged. */
 export class ShellTimeoutError extends JukeboxError {
@@ -9,7 +9,7 @@ export class ShellTimeoutError extends JukeboxError {
   constructor(argv: string[], timeoutMs: number, stdout: string, stderr: string) {
     super(
       'SHELL_TIMEOUT',
-      `shell command ${JSON.stringify(argv)} did not finish within ${timeoutMs} ms and was killed; nothing it wrote was staged. Raise timeoutMs or make the command finish sooner`,
+      `shell command ${printableJson(argv)} did not finish within ${timeoutMs} ms and was killed; nothing it wrote was staged. Raise timeoutMs or make the command finish sooner`,
       { nonRetryable: true },
     );
     this.argv = argv;
@@ -46,7 +46,7 @@ export class ShellChangesRefusedError extends JukeboxError {
   constructor(path: string, cause: unknown) {
     super(
       'SHELL_CHANGES_REFUSED',
-      `the command's writes were not staged, none of them: ${JSON.stringify(path)} was refused (${cause instanceof Error ? cause.message : String(cause)})`,
+      `the command's writes were not staged, none of them: ${quoted(path)} was refused (${cause instanceof Error ? cause.message : String(cause)})`,
       { cause, nonRetryable: true },
     );
     this.path = path;

@@ -7,8 +7,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { printableJson } from '../../errors';
 import { currentActivityTape } from '../../recorder/activityTape';
-import { WorkspaceFsError } from '../errors';
+import { StagedBytesLimitError, WorkspaceFsError } from '../errors';
 import type { StagedWorkspace } from '../stagedWorkspace';
 import {
   ShellChangesRefusedError,
@@ -207,9 +208,11 @@ export class StagedShell {
         scanned = await scanUpper(this.workspace, contentDir, list);
       } else scanned = await scan(view!);
       const { changes, skipped } = scanned;
+      this.workspace.checkStagedBytes(changes, `shell command ${printableJson(argv)}`);
       try {
         await stage(this.workspace, contentDir, changes);
       } catch (err) {
+        if (err instanceof StagedBytesLimitError) throw err;
         const p = (err as { path?: unknown }).path;
         throw new ShellChangesRefusedError(typeof p === 'string' ? p : '?', err);
       }
