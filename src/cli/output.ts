@@ -2,6 +2,8 @@
  * With --json, stdout carries exactly one JSON document and everything for humans goes to stderr, so
  * `jbx ... --json | jq` always works.
  */
+import { printableJson } from '../errors';
+
 export interface Output {
   json: boolean;
   result(human: string, data: unknown): void;
@@ -12,7 +14,8 @@ export function createOutput(json: boolean): Output {
   return {
     json,
     result(human, data) {
-      if (json) process.stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+      // Escapes what JSON.stringify leaves raw (bidi controls, C1): the same value for a parser, safe in a terminal.
+      if (json) process.stdout.write(`${printableJson(data, 2)}\n`);
       else process.stdout.write(`${human}\n`);
     },
     info(message) {

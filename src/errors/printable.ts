@@ -13,6 +13,8 @@
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/;
 const HIDDEN_ALL = new RegExp(HIDDEN.source, 'g');
+/** What JSON.stringify leaves raw: the hidden characters above C0 (it escapes C0 itself, and indents with \n). */
+const RAW_IN_JSON = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g;
 /** Also a backslash or a double quote: a name containing them would otherwise look like an escaped one. */
 const NEEDS_QUOTES = new RegExp(`${HIDDEN.source}|[\\\\"]`);
 
@@ -21,10 +23,7 @@ const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '
 function escapeChar(c: string): string {
   const short = SHORT[c];
   if (short !== undefined) return short;
-  const code = c.charCodeAt(0);
-  return code < 0x100
-    ? `\\x${code.toString(16).padStart(2, '0')}`
-    : `\\u${code.toString(16).padStart(4, '0')}`;
+  return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 /** True when `s` holds a character that changes how the text around it is shown. */
@@ -33,15 +32,23 @@ export function hasHiddenCharacters(s: string): boolean {
 }
 
 /**
- * `s` as one safe line: unchanged when it holds nothing to escape, otherwise in double quotes with `\n`, `\t`,
- * `\xHH`, `\uHHHH`, `\\` and `\"` escapes (so `a"b` and `a\nb` never look alike).
+ * `s` as one safe line: unchanged when it holds nothing to escape, otherwise in double quotes with `\n`, `\r`,
+ * `\t`, `\uHHHH`, `\\` and `\"` escapes (so `a"b` and `a\nb` never look alike).
  */
 export function printable(s: string): string {
   if (!NEEDS_QUOTES.test(s)) return s;
   return quoted(s);
 }
 
-/** `s` always in double quotes, escaped as `printable` does (a JSON string literal that is also safe to show). */
+/**
+ * Free text (an error message, a tool's output) as one line: every hidden character escaped as `printable`
+ * does, without quotes, so a message can neither break the line it is shown on nor reorder it.
+ */
+export function oneLine(s: string): string {
+  return s.replace(HIDDEN_ALL, escapeChar);
+}
+
+/** `s` always in double quotes, escaped as `printable` does: a JSON string literal that is also safe to show. */
 export function quoted(s: string): string {
   let out = '"';
   for (const c of s) out += NEEDS_QUOTES.test(c) ? escapeChar(c) : c;
@@ -55,5 +62,5 @@ export function quoted(s: string): string {
 export function printableJson(value: unknown, space?: number): string {
   const s = JSON.stringify(value, null, space);
   if (s === undefined) return 'undefined';
-  return s.replace(HIDDEN_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return s.replace(RAW_IN_JSON, escapeChar);
 }

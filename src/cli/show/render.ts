@@ -1,4 +1,5 @@
 /** How `jbx show` turns frames into text and JSON: blob references resolved, bytes summarised. */
+import { oneLine, printableJson } from '../../errors';
 import { BlobRef, decodeBlob, resolveMessages, type TapeBlob, type TapeFrame } from '../../recorder/tape';
 
 const MAX_RESOLVE_DEPTH = 8;
@@ -59,7 +60,7 @@ export function frameJson(f: TapeFrame, blobs: Blobs) {
 }
 
 const clip = (s: string, n = 100) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const j = (v: unknown) => clip(JSON.stringify(v) ?? 'undefined');
+const j = (v: unknown) => clip(printableJson(v) ?? 'undefined');
 
 interface Msg {
   role?: string;
@@ -70,9 +71,9 @@ interface Msg {
 function describeMessage(m: Msg | undefined): string {
   if (!m) return '';
   const calls = m.toolCalls?.length
-    ? ` calls ${m.toolCalls.map((c) => `${c.name}(${JSON.stringify(c.arguments)})`).join(', ')}`
+    ? ` calls ${m.toolCalls.map((c) => `${c.name}(${printableJson(c.arguments)})`).join(', ')}`
     : '';
-  return `${m.role ?? '?'}: ${m.content ? JSON.stringify(clip(m.content, 80)) : ''}${calls}`;
+  return `${m.role ?? '?'}: ${m.content ? printableJson(clip(m.content, 80)) : ''}${calls}`;
 }
 
 /** One line per frame: what happened, not every field. */
@@ -100,17 +101,19 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       const text = chunks.map((c) => c[2] ?? '').join('');
       const first = chunks[0];
       const last = chunks[chunks.length - 1];
-      what = `${chunks.length} chunks #${first?.[0]}..#${last?.[0]} over ${first?.[1]}..${last?.[1]} ms ${JSON.stringify(clip(text))}`;
+      what = `${chunks.length} chunks #${first?.[0]}..#${last?.[0]} over ${first?.[1]}..${last?.[1]} ms ${printableJson(clip(text))}`;
       break;
     }
     case 'llm.response':
       what = `${p.stopReason}: ${describeMessage(p.message)} [${p.usage?.inputTokens ?? 0} in / ${p.usage?.outputTokens ?? 0} out tokens${typeof p.cost === 'number' ? `, $${p.cost}` : ''}]`;
       break;
     case 'tool.call':
-      what = `${p.toolName}(${j(p.args)})`;
+      what = `${oneLine(String(p.toolName))}(${j(p.args)})`;
       break;
     case 'tool.result':
-      what = p.isError ? `error ${p.error?.name}: ${clip(String(p.error?.message))}` : `=> ${j(p.output)}`;
+      what = p.isError
+        ? `error ${p.error?.name}: ${clip(oneLine(String(p.error?.message)))}`
+        : `=> ${j(p.output)}`;
       if (p.staging) what += ` ${describeStaging(p.staging)}`;
       break;
     case 'random':
@@ -126,7 +129,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       what = `activity ${p.activityId} attempt ${p.attempt} completed => ${j(p.result)}`;
       break;
     case 'activity.error':
-      what = `activity ${p.activityId} attempt ${p.attempt} failed (${p.willRetry ? 'will retry' : 'final'}): ${p.error?.name}: ${clip(String(p.error?.message))}`;
+      what = `activity ${p.activityId} attempt ${p.attempt} failed (${p.willRetry ? 'will retry' : 'final'}): ${p.error?.name}: ${clip(oneLine(String(p.error?.message)))}`;
       break;
     case 'blob': {
       const b = blobs.get(f.payloadHash);
@@ -134,7 +137,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       break;
     }
     case 'outcome':
-      what = `${p.status}${p.result !== undefined ? ` => ${j(p.result)}` : ''}${p.error ? `: ${p.error.name}: ${clip(String(p.error.message))}` : ''}`;
+      what = `${p.status}${p.result !== undefined ? ` => ${j(p.result)}` : ''}${p.error ? `: ${p.error.name}: ${clip(oneLine(String(p.error.message)))}` : ''}`;
       break;
     case 'seal':
       what = `${p.frameCount} frames, ${p.blobCount} blobs, final chain ${String(p.finalChain).slice(0, 16)}…`;
@@ -153,7 +156,7 @@ export function frameDetail(f: TapeFrame, blobs: Blobs, t0Us: number): string {
     frameLine(f, blobs, t0Us),
     `       at byte ${f.offset}, ${f.length} bytes, recorded ${new Date(f.recordedAtUs / 1000).toISOString()}`,
     `       payload ${f.payloadHash}  chain ${f.chain}`,
-    JSON.stringify(json.payload, null, 2)
+    printableJson(json.payload, 2)
       .split('\n')
       .map((l) => `       ${l}`)
       .join('\n'),

@@ -5,6 +5,7 @@
  * every frame that verified and names the first one that did not.
  */
 import path from 'node:path';
+import { oneLine, printable } from '../../errors';
 import { derefValue, type Tape, TapeError, type TapeFrame, type TapeHeader } from '../../recorder/tape';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import { forkCommandLine } from './commandLine';
@@ -133,7 +134,7 @@ const QUIET = new Set(['activity.start', 'activity.complete', 'activity.error', 
 
 function textOf(v: unknown, max = 160): string {
   const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
-  return clip(s.replace(/\s+/g, ' ').trim(), max);
+  return clip(oneLine(s.replace(/\s+/g, ' ').trim()), max);
 }
 
 /**
@@ -199,9 +200,10 @@ function previewOf(s: StepFacts | undefined, tape: Tape, frames: TapeFrame[]): s
   const effect = frames.find((f) => f.kind && !QUIET.has(f.kind));
   if (effect) {
     const p = effect.payload as P;
-    return textOf(
-      `${effect.kind} ${textOf(jsonValue(tape, p.part ?? p.reason ?? p.statement ?? p.path ?? ''), 120)}`,
-    );
+    // A file name is shown escaped and quoted when it needs it, so a newline in it is not mistaken for a space.
+    const what =
+      p.part ?? p.reason ?? p.statement ?? (typeof p.path === 'string' ? printable(p.path) : p.path) ?? '';
+    return textOf(`${effect.kind} ${textOf(jsonValue(tape, what), 120)}`);
   }
   return '';
 }

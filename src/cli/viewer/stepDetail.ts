@@ -5,6 +5,7 @@
  * shell commands, commit / rollback / breaker decisions), the attempts and the raw frames.
  */
 
+import { oneLine, printable } from '../../errors';
 import { BlobRef, decodeBlob, type Tape, type TapeFrame } from '../../recorder/tape';
 import { readTimeline } from '../../timetravel/replay/timeline';
 import { type DiffLine, lineDiff } from './fileDiff';
@@ -74,7 +75,7 @@ function summaryOf(tape: Tape, f: TapeFrame): string {
   const p = (f.payload ?? {}) as P;
   switch (f.kind) {
     case 'fs.mutation':
-      return `${p.op} ${p.from ? `${p.from} → ` : ''}${p.path}`;
+      return `${p.op} ${typeof p.from === 'string' ? `${printable(p.from)} → ` : ''}${printable(String(p.path))}`;
     case 'sql.mutation':
       return `${line(p.statement)}${p.params ? ` ${line(jsonValue(tape, p.params), 120)}` : ''} (${p.kind ?? 'statement'}, ${p.rowsAffected ?? '?'} rows)`;
     case 'mcp.call': {
@@ -82,7 +83,7 @@ function summaryOf(tape: Tape, f: TapeFrame): string {
       return `${p.server} ${p.method} ${params.name ?? ''}${p.phase ? ` [${p.phase}]` : p.escrowed ? ' [escrowed]' : ''}`;
     }
     case 'shell.exec':
-      return `$ ${line((p.argv as unknown[] | undefined)?.join(' ') ?? '')} → exit ${p.exitCode}`;
+      return `$ ${line(oneLine((p.argv as unknown[] | undefined)?.join(' ') ?? ''))} → exit ${p.exitCode}`;
     case 'commit':
       return `commit ${p.part ?? ''}${p.recovered ? ' (recovered)' : ''}`;
     case 'rollback':
@@ -115,7 +116,7 @@ function fileDiff(tape: Tape, f: TapeFrame): EffectView['diff'] {
     break;
   }
   return {
-    path: p.path,
+    path: printable(p.path),
     against: before === undefined ? 'nothing on the tape before' : 'previous staged version',
     lines: lineDiff(before ?? '', after),
   };

@@ -224,7 +224,7 @@ describe('control characters in names cannot forge what a gate or a person reads
     await booth.shell.run(`printf c > "$(printf 'from shell\\r\\033[2Kok')"`, { timeoutMs: 30_000 });
     const set = await booth.changeSet();
     expect(set.files.map((c) => c.summary)).toEqual([
-      'write "from shell\\r\\x1b[2Kok": 0 -> 1 bytes, mode 644, +1 -0 lines',
+      'write "from shell\\r\\u001b[2Kok": 0 -> 1 bytes, mode 644, +1 -0 lines',
       'write "invoice\\u202etxt.exe": 0 -> 1 bytes, mode 644, +1 -0 lines',
       'write "x.txt\\ndelete notes.txt: file, 6 bytes before": 0 -> 1 bytes, mode 644, +1 -0 lines',
     ]);

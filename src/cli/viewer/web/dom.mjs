@@ -54,9 +54,17 @@ export function clear(el, ...children) {
   return el;
 }
 
+// Characters JSON leaves raw that change how the text around them reads (C1 controls, bidi marks, overrides and
+// isolates, zero-width and line separators, the BOM): escaped as \uHHHH, as src/errors/printable.ts does.
+const HIDDEN = /[\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb]/g;
+
 export function text(v) {
   if (v === undefined || v === null) return '';
-  return typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v, null, 2).replace(
+    HIDDEN,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function money(v) {
