@@ -4,7 +4,7 @@
  * it through the refund policy gate. A refused or failed commit leaves everything as it was.
  */
 
-import { defineAgent, runToolLoop } from '../../src/agent';
+import { type ApprovalOptions, type ApprovalOutcome, defineAgent, runToolLoop } from '../../src/agent';
 import type { StagedSummary } from '../../src/agent/commit';
 import { type CommitReport, CommitRolledBackError } from '../../src/agent/commit';
 import type { GateVerdict } from '../../src/booth/verifiers';
@@ -15,6 +15,11 @@ export interface AccountingInput {
   request: string;
   provider?: Provider;
   model?: string;
+  /**
+   * Refunds above the autonomous threshold wait for a person (the refund-approval gate) instead of being
+   * refused, with these options (timeout, onTimeout, who may decide).
+   */
+  approval?: ApprovalOptions;
 }
 
 export type AccountingOutput =
@@ -25,10 +30,14 @@ export type AccountingOutput =
       reason: string;
       verdicts: GateVerdict[];
       discarded: StagedSummary | null;
+      /** Who rejected it, or that nobody decided in time. */
+      approval?: ApprovalOutcome;
     };
 
 /** The gate every refund commit must pass (registered on the worker, see ./gates). */
 export const REFUND_GATE = 'refund-threshold';
+/** The same policy, asking a person instead of refusing above the threshold. */
+export const REFUND_APPROVAL_GATE = 'refund-approval';
 
 export const accountingToolSpecs: ToolSpec[] = [
   {
@@ -70,18 +79,24 @@ export const accountingAgent = defineAgent<AccountingInput, AccountingOutput>(
       maxTurns: 8,
     });
     try {
-      const report = await ctx.commit({ gates: [REFUND_GATE] });
+      const report = await ctx.commit(
+        input.approval
+          ? { gates: [REFUND_APPROVAL_GATE], approval: input.approval }
+          : { gates: [REFUND_GATE] },
+      );
       return { answer: loop.text, committed: true, report };
     } catch (err) {
-      // A gate's refusal is an answer, not a crash: the run reports it; the booth has already rolled back. Any
-      // other failed commit (a part that could not be applied) fails the run with its typed error.
-      if (err instanceof CommitRolledBackError && err.part === 'verify')
+      // A gate's refusal (or a person's rejection) is an answer, not a crash: the run reports it; the booth has
+      // already rolled back. Any other failed commit (a part that could not be applied) fails the run with its
+      // typed error.
+      if (err instanceof CommitRolledBackError && (err.part === 'verify' || err.part === 'approval'))
         return {
           answer: loop.text,
           committed: false,
           reason: err.reason,
           verdicts: err.verdicts,
           discarded: err.staged,
+          ...(err.approval ? { approval: err.approval } : {}),
         };
       throw err;
     }

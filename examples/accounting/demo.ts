@@ -7,8 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory from 'knex';
 import type { ShadowBoothConfig } from '../../src/booth/shadowBooth';
-import { REFUND_GATE } from './agent';
-import { refundThresholdGate } from './gates';
+import { gates } from './gates';
 import { NOTIFY_SERVER } from './tools';
 
 const HERE = __dirname;
@@ -71,7 +70,7 @@ export function accountingBooth(
     mcpServers: [
       { name: NOTIFY_SERVER, transport: { kind: 'stdio', command: process.execPath, args, cwd: ROOT } },
     ],
-    gates: { [REFUND_GATE]: refundThresholdGate() },
+    gates,
     ...(options.faultPoint ? { faultPoint: options.faultPoint } : {}),
   };
 }

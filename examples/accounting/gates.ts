@@ -3,7 +3,7 @@
  * refund from every part of the change set (the ledger lines, the balance updates, the notifications), so a
  * refund staged in any one of them alone cannot slip past.
  */
-import type { Gate } from '../../src/booth/verifiers';
+import { type Gate, needsApproval } from '../../src/booth/verifiers';
 import { LEDGER_FILE, NOTIFY_SERVER } from './tools';
 
 export const AUTONOMOUS_REFUND_LIMIT_CENTS = 50_000;
@@ -20,7 +20,14 @@ function ledgerRefunds(diff: string | undefined): Array<{ customer: string; cent
     .map((f) => ({ customer: f[1] ?? '?', cents: Number(f[3]) }));
 }
 
-export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS): Gate {
+/**
+ * `overLimit`: what a refund above the autonomous threshold gets. The threshold gate refuses it; the approval
+ * gate (refundApprovalGate) asks a person instead, so the refund commits once someone approves it.
+ */
+export function refundThresholdGate(
+  limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS,
+  overLimit: 'refuse' | 'ask' = 'refuse',
+): Gate {
   return ({ files, sql, mcp }) => {
     const ledger = files.find((c) => c.path === LEDGER_FILE);
     if (ledger && ledger.diff === undefined)
@@ -45,12 +52,17 @@ export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS):
           ok: false,
           reason: `refund line ${i + 1} (${r.cents}) and its balance update (${staged}) differ`,
         };
-      if (r.cents > limitCents)
+      if (r.cents > limitCents && overLimit === 'refuse')
         return {
           ok: false,
           reason: `refund of ${dollars(r.cents)} to ${r.customer} exceeds the ${dollars(limitCents)} autonomous threshold; a person must approve it`,
         };
     }
+    const asking = refunds.filter((r) => r.cents > limitCents);
+    if (asking.length > 0)
+      return needsApproval(
+        `${asking.map((r) => `refund of ${dollars(r.cents)} to ${r.customer}`).join(', ')} exceeds the ${dollars(limitCents)} autonomous threshold; a person must approve it`,
+      );
     const total = refunds.reduce((n, r) => n + r.cents, 0);
     return {
       ok: true,
@@ -61,5 +73,13 @@ export function refundThresholdGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS):
   };
 }
 
+/** Refunds above the threshold wait for a person's approval instead of being refused. */
+export function refundApprovalGate(limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS): Gate {
+  return refundThresholdGate(limitCents, 'ask');
+}
+
 /** The gates the accounting worker registers, by name (offline replay judges recorded commits with them again). */
-export const gates: Record<string, Gate> = { 'refund-threshold': refundThresholdGate() };
+export const gates: Record<string, Gate> = {
+  'refund-threshold': refundThresholdGate(),
+  'refund-approval': refundApprovalGate(),
+};

@@ -4,6 +4,7 @@
  */
 import type { GateVerdict } from '../booth/verifiers';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
+import type { ApprovalOptions, ApprovalOutcome } from './approval';
 
 /** What was staged, small enough for a workflow result and a person to read. */
 export interface StagedSummary {
@@ -13,8 +14,19 @@ export interface StagedSummary {
 }
 
 export interface CommitOptions {
-  /** Verifiers and policy gates (registered on the worker's booth by name) that must pass first. */
-  gates?: string[];
+  /**
+   * Verifiers and policy gates (registered on the worker's booth by name) that must pass first. A gate may ask
+   * a person instead (`needsApproval`): the commit then waits for their decision, with the gate's own
+   * `approval` options when given as `{ name, approval }`, else the commit's.
+   */
+  gates?: Array<string | { name: string; approval?: ApprovalOptions }>;
+  /** How a gate's ask waits (timeout, onTimeout, deciders); DEFAULT_APPROVAL_TIMEOUT and 'rollback' by default. */
+  approval?: ApprovalOptions;
+}
+
+/** The gate names of CommitOptions.gates. */
+export function gateNames(options: CommitOptions): string[] {
+  return (options.gates ?? []).map((g) => (typeof g === 'string' ? g : g.name));
 }
 
 export interface CommitReport {
@@ -23,9 +35,12 @@ export interface CommitReport {
   files: { steps: number; recovered: boolean };
   sql: { statements: number; rowsAffected: number; recovered: boolean } | null;
   mcp: { applied: number; skipped: number };
+  /** A gate asked a person, who approved: who, when, with what note. */
+  approval?: ApprovalOutcome;
 }
 
-export type CommitPart = 'verify' | 'files' | 'sql' | 'mcp' | 'finish';
+/** `approval`: a gate asked a person, who rejected the commit or did not decide in time. */
+export type CommitPart = 'verify' | 'approval' | 'files' | 'sql' | 'mcp' | 'finish';
 
 /**
  * The commit did not happen: a gate refused, or a part failed and the parts applied before it were
@@ -37,22 +52,26 @@ export class CommitRolledBackError extends JukeboxError {
   readonly reason: string;
   /** What had been staged (and is now discarded), when the verify step got to list it. */
   readonly staged: StagedSummary | null;
+  /** The person's rejection, or the missing decision, when `part` is `approval`. */
+  readonly approval: ApprovalOutcome | null;
   constructor(
     part: CommitPart,
     reason: string,
     verdicts: GateVerdict[],
     staged: StagedSummary | null,
     cause: unknown,
+    approval: ApprovalOutcome | null = null,
   ) {
     super(
       'COMMIT_ROLLED_BACK',
-      `the run's staged changes were rolled back, nothing of them remains: ${part === 'verify' ? '' : `committing ${part} failed: `}${reason}`,
+      `the run's staged changes were rolled back, nothing of them remains: ${part === 'verify' || part === 'approval' ? '' : `committing ${part} failed: `}${reason}`,
       { cause, nonRetryable: true },
     );
     this.part = part;
     this.reason = reason;
     this.verdicts = verdicts;
     this.staged = staged;
+    this.approval = approval;
   }
 }
 crossRealmError('CommitRolledBackError', CommitRolledBackError);

@@ -1,6 +1,7 @@
 import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../breaker/config';
 import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { LlmRequest, LlmResponse } from '../llm/types';
+import type { ApprovalOptions } from './approval';
 import type { CommitOptions, CommitReport, RollbackReport } from './commit';
 
 /**
@@ -39,6 +40,18 @@ export interface ToolCallOptions {
    * are the worker's. Default: whether the run's `localTools` option lists the tool.
    */
   local?: boolean;
+  /**
+   * Ask a person before the call runs (docs/approvals.md): the run waits durably, holding no worker, until
+   * someone approves (possibly editing the arguments: the edited call is what runs and what the tape records),
+   * rejects (the call does not run, the run's staging is rolled back, ApprovalRejectedError), or the timeout
+   * passes. A tool whose definition says `approval` asks without this.
+   */
+  approval?: true | ToolApproval;
+}
+
+/** A tool call's approval: the wait's options and the reason shown to the person. */
+export interface ToolApproval extends ApprovalOptions {
+  reason?: string;
 }
 
 export type AgentFn<I, O> = (ctx: AgentContext, input: I) => Promise<O>;

@@ -384,6 +384,18 @@ export class ShadowBooth {
     return true;
   }
 
+  /**
+   * Throws away what this step staged and lets it go without a checkpoint: a call in it waits for a person, so
+   * the step runs again (as a new step activity) once they decide. Its SQL was rolled back when it closed.
+   */
+  async abandonStep(): Promise<void> {
+    const step = this.step;
+    if (step === null) return;
+    await this.sqlPart?.abortStep();
+    await fs.rm(stepDirOf(this.dir, step.id), { recursive: true, force: true });
+    releaseAttempt(attemptMarkerOf(this.dir, step.id));
+  }
+
   /** The calls into the escrow (fsynced), then the step-log append that is the checkpoint; each joins once. */
   private async mergeStep(cp: StepCheckpoint): Promise<void> {
     await this.mcp.mergePending(cp.step, cp.mcp);

@@ -1,7 +1,8 @@
 /**
  * Verifiers and policy gates: checks over a run's staged change set (file diffs, SQL write set, escrowed MCP
  * calls) that run in the commit activity before anything becomes durable. A gate returns a verdict with a
- * reason a person can read; one refusal stops the commit and the run rolls back.
+ * reason a person can read: pass, refuse (one refusal stops the commit and the run rolls back), or ask a person
+ * (the commit waits for their decision, everything staged kept intact).
  */
 import { crossRealmError, JukeboxError, printable } from '../errors';
 import type { EscrowedCall } from './mcp/escrow';
@@ -15,7 +16,19 @@ export interface BoothChangeSet {
   mcp: EscrowedCall[];
 }
 
-export type GateDecision = { ok: true; reason?: string } | { ok: false; reason: string };
+/**
+ * A gate's answer. `needsApproval` is a refusal to anyone who does not know it (`ok: false`): only the commit
+ * saga turns it into a wait for a person, so a reader that predates it still refuses.
+ */
+export type GateDecision =
+  | { ok: true; reason?: string }
+  | { ok: false; reason: string; needsApproval?: false }
+  | { ok: false; reason: string; needsApproval: true };
+
+/** The gate's three answers, for gates that read better with them. */
+export const pass = (reason?: string): GateDecision => (reason ? { ok: true, reason } : { ok: true });
+export const refuse = (reason: string): GateDecision => ({ ok: false, reason });
+export const needsApproval = (reason: string): GateDecision => ({ ok: false, reason, needsApproval: true });
 
 /** A gate is a plain function, registered on the worker by name; the workflow names the gates to run. */
 export type Gate = (changes: BoothChangeSet) => GateDecision | Promise<GateDecision>;
@@ -24,7 +37,18 @@ export interface GateVerdict {
   gate: string;
   ok: boolean;
   reason: string;
+  /** The gate asked a person; `ok` turns true once they approved (`approvedBy` says who). */
+  needsApproval?: true;
+  approvedBy?: string;
 }
+
+/** Verdicts that refuse outright (not asking a person). */
+export const refusals = (verdicts: readonly GateVerdict[]) =>
+  verdicts.filter((v) => !v.ok && v.needsApproval !== true);
+
+/** Verdicts waiting for a person. */
+export const askingApproval = (verdicts: readonly GateVerdict[]) =>
+  verdicts.filter((v) => !v.ok && v.needsApproval === true);
 
 /** A gate refused the change set: nothing was applied, the run is rolled back. */
 export class GateRefusedError extends JukeboxError {
@@ -68,7 +92,13 @@ export async function runGates(
   for (const name of names) {
     try {
       const d = await registry[name]!(changes);
-      verdicts.push({ gate: name, ok: d.ok, reason: d.reason ?? (d.ok ? 'passed' : 'refused') });
+      const asks = !d.ok && d.needsApproval === true;
+      verdicts.push({
+        gate: name,
+        ok: d.ok === true,
+        reason: d.reason ?? (d.ok ? 'passed' : 'refused'),
+        ...(asks ? { needsApproval: true as const } : {}),
+      });
     } catch (err) {
       verdicts.push({
         gate: name,

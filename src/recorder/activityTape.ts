@@ -324,14 +324,21 @@ export class ActivityTape {
   }
 
   /**
-   * A side effect of this step (fs.mutation, sql.mutation, shell.exec, mcp.call) or a Shadow Booth decision
-   * (commit, rollback, breaker.trip). `build` may store bulky parts as blobs through the session and return
-   * their references; the frame is written with the step's next flush.
+   * A side effect of this step (fs.mutation, sql.mutation, shell.exec, mcp.call), a Shadow Booth decision
+   * (commit, rollback, breaker.trip) or a person's (approval). `build` may store bulky parts as blobs through
+   * the session and return their references; the frame is written with the step's next flush.
    */
   effect(
     kind: Extract<
       FrameKind,
-      'fs.mutation' | 'sql.mutation' | 'shell.exec' | 'mcp.call' | 'commit' | 'rollback' | 'breaker.trip'
+      | 'fs.mutation'
+      | 'sql.mutation'
+      | 'shell.exec'
+      | 'mcp.call'
+      | 'commit'
+      | 'rollback'
+      | 'breaker.trip'
+      | 'approval'
     >,
     build: (s: TapeSession) => Promise<Record<string, unknown>> | Record<string, unknown>,
   ): void {

@@ -18,6 +18,19 @@ export {
   startAgentGroup,
 } from './client/agentGroupClient';
 export {
+  ApprovalDeciderRefusedError,
+  ApprovalDecisionInvalidError,
+  ApprovalNotPendingError,
+  approve,
+  type DecideOptions,
+  type DecisionResult,
+  listApprovals,
+  type PendingApproval,
+  pendingApproval,
+  reject,
+  waitForApproval,
+} from './client/approvals';
+export {
   type FinishedFork,
   type ForkRequest,
   forkRun,
@@ -59,6 +72,13 @@ export {
   workerTelemetry,
 } from './worker/workerTelemetry';
 export { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './worker/workflowBundle';
+export {
+  type ApprovalState,
+  approvalQuery,
+  type DecisionReceipt,
+  decideUpdate,
+  decisionSignal,
+} from './workflow/approvalMessages';
 export {
   type BreakerDecision,
   type BreakerStatus,

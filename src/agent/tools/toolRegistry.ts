@@ -1,6 +1,7 @@
 import type { ShadowBooth } from '../../booth/shadowBooth';
 import { crossRealmError, JukeboxError } from '../../errors';
 import type { ToolSpec } from '../../llm/types';
+import type { ToolApproval } from '../context';
 
 export interface ToolInvocation {
   signal: AbortSignal;
@@ -11,6 +12,11 @@ export interface ToolInvocation {
 export interface ToolDefinition {
   spec: ToolSpec;
   run(args: Record<string, unknown>, invocation: ToolInvocation): Promise<unknown>;
+  /**
+   * Every call of this tool waits for a person's decision before it runs (ctx.tool's `approval` option, for
+   * every caller): `true`, or the wait's options and the reason shown.
+   */
+  approval?: true | ToolApproval;
 }
 
 export class ToolNotFoundError extends JukeboxError {
@@ -50,6 +56,11 @@ export class ToolRegistry {
     const tool = this.tools.get(name);
     if (!tool) throw new ToolNotFoundError(name, [...this.tools.keys()]);
     return tool;
+  }
+
+  /** Whether every call of the tool asks a person first (undefined for an unknown tool: get() says so). */
+  approvalOf(name: string): true | ToolApproval | undefined {
+    return this.tools.get(name)?.approval;
   }
 
   specs(): ToolSpec[] {

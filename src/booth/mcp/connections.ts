@@ -27,6 +27,11 @@ export interface McpServerConfig {
    * Empty by default; the server's own hint is the only other way to run live.
    */
   liveTools?: string[];
+  /**
+   * Tools of this server whose calls wait for a person's approval before they run or are escrowed, whatever
+   * the server's annotations say (src/booth/mcp/approval.ts; a `destructiveHint: true` asks too).
+   */
+  approvalTools?: string[];
 }
 
 /** What the booth needs to know of a listed tool. */

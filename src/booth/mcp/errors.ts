@@ -83,3 +83,18 @@ export class McpEscrowCorruptError extends JukeboxError {
   }
 }
 crossRealmError('McpEscrowCorruptError', McpEscrowCorruptError);
+
+/**
+ * The call waits for a person's approval: the tool step ends without staging anything, the run asks, and the
+ * step runs again once approved. Tools should let it propagate; catching it does not let the call through.
+ */
+export class McpApprovalRequiredError extends JukeboxError {
+  constructor(server: string, tool: string) {
+    super(
+      'MCP_APPROVAL_REQUIRED',
+      `the MCP call ${server}/${tool} waits for a person's approval; the step stops here and runs again once it is approved`,
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('McpApprovalRequiredError', McpApprovalRequiredError);

@@ -9,8 +9,10 @@ import path from 'node:path';
 import { currentActivityTape } from '../../recorder/activityTape';
 import type { FaultHook } from '../commit';
 import { atomicWriteJson, isCode } from '../durable';
+import { findGrant, type McpApprovalNeeded, type McpGrant, mcpApprovalReason } from './approval';
 import type { McpConnections } from './connections';
 import {
+  McpApprovalRequiredError,
   McpArgumentsError,
   McpEscrowCorruptError,
   McpServerUnavailableError,
@@ -121,6 +123,9 @@ export class McpEscrow {
    * left without its marker): never this step's staging, so it is neither read nor merged.
    */
   private pendingWritten = false;
+  /** Calls a person approved for this step (McpGrant), and the first call found waiting for one. */
+  private grants: readonly McpGrant[] = [];
+  approvalNeeded: McpApprovalNeeded | null = null;
 
   constructor(
     private readonly connections: McpConnections,
@@ -192,6 +197,11 @@ export class McpEscrow {
    * Runs a read-only tool now, or escrows any other call until commit. The server must list the tool (and the
    * compensating tool): an unknown name is refused at once rather than discovered at commit.
    */
+  /** The approvals this step runs with: an approved call is escrowed with the arguments the person let through. */
+  allow(grants: readonly McpGrant[]): void {
+    this.grants = grants;
+  }
+
   call(
     server: string,
     tool: string,
@@ -199,8 +209,18 @@ export class McpEscrow {
     options: { compensate?: McpCompensation } = {},
   ): Promise<McpCallOutcome> {
     return this.exclusive(async () => {
-      const clean = plainArguments(server, tool, args);
+      let clean = plainArguments(server, tool, args);
       const info = await this.connections.tool(server, tool);
+      const asks = mcpApprovalReason(server, info, this.connections.config(server));
+      if (asks !== null) {
+        const grant = findGrant(this.grants, server, tool, clean);
+        if (!grant) {
+          // Noted before throwing, so a tool that catches the error still ends its step waiting for a person.
+          this.approvalNeeded ??= { server, tool, args: clean, reason: asks };
+          throw new McpApprovalRequiredError(server, tool);
+        }
+        clean = plainArguments(server, tool, grant.args);
+      }
       if (info.readOnly) {
         const result = await this.invoke(server, tool, clean, undefined, 'live');
         return { mode: 'live', result };

@@ -2,6 +2,7 @@
  * MCP tool calls in the Shadow Booth over the official SDK client: read-only tools live, every other call
  * escrowed on disk until commit, with optional compensating calls (docs/shadow-booth.md, "MCP escrow").
  */
+export { findGrant, type McpApprovalNeeded, type McpGrant, mcpApprovalReason } from './approval';
 export {
   McpConnections,
   type McpServerConfig,
@@ -9,6 +10,7 @@ export {
   type McpTransportConfig,
 } from './connections';
 export {
+  McpApprovalRequiredError,
   McpArgumentsError,
   McpEscrowCorruptError,
   McpServerUnavailableError,

@@ -26,6 +26,7 @@ export const FRAME_KINDS = [
   'history',
   'outcome',
   'seal',
+  'approval',
 ] as const;
 
 export type FrameKind = (typeof FRAME_KINDS)[number];
@@ -35,7 +36,7 @@ export function kindCode(kind: FrameKind): number {
   return FRAME_KINDS.indexOf(kind) + 1;
 }
 
-/** `undefined` for codes this version does not define (23..255): readers surface them, never guess. */
+/** `undefined` for codes this version does not define (24..255): readers surface them, never guess. */
 export function kindName(code: number): FrameKind | undefined {
   return code >= 1 ? FRAME_KINDS[code - 1] : undefined;
 }
@@ -62,6 +63,7 @@ export const STEP_CLOSING_KINDS: ReadonlySet<FrameKind> = new Set<FrameKind>([
   'history',
   'outcome',
   'seal',
+  'approval',
 ]);
 
 /** Kinds whose payload must name the activity attempt it belongs to. */

@@ -22,7 +22,8 @@ export interface VerifyReport {
   verdicts: GateVerdict[];
 }
 
-function summarize(c: BoothChangeSet): StagedSummary {
+/** What a run staged, one line per file change, SQL statement and escrowed MCP call. */
+export function summarize(c: BoothChangeSet): StagedSummary {
   const sql = (c.sql as { statements?: { statement: string; params: unknown }[] } | null)?.statements ?? [];
   return {
     files: c.files.map((f) => f.summary),

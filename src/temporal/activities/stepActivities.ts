@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { withBoothMark } from '../../agent/toolStepResult';
+import { needsApprovalResult, type ToolStepApprovals, withBoothMark } from '../../agent/toolStepResult';
 import type { ToolRegistry } from '../../agent/tools/toolRegistry';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import type { StepStaging } from '../../booth/stepCheckpoint';
@@ -42,6 +42,8 @@ export interface ToolStepInput extends WithObservations {
   name: string;
   args: Record<string, unknown>;
   inherit?: InheritedStep;
+  /** What a person approved for this call; without it a tool or MCP call that asks ends the step unrun. */
+  approvals?: ToolStepApprovals;
 }
 
 export interface StepActivityDeps {
@@ -111,6 +113,17 @@ export function createStepActivities(deps: StepActivityDeps) {
       const ctx = Context.current();
       const tape = currentActivityTape();
       if (input.inherit) return answerInheritedToolStep({ ...input, inherit: input.inherit }, tape);
+      // A tool whose definition asks a person: nothing runs (not even its tool.call is recorded) until they did.
+      const asks = deps.tools.approvalOf(input.name);
+      if (asks && !input.approvals?.tool)
+        return needsApprovalResult({
+          kind: 'tool',
+          reason:
+            (asks !== true ? asks.reason : undefined) ??
+            `every call of tool ${input.name} waits for a person's approval`,
+          subject: { tool: input.name, args: input.args },
+          ...(asks !== true ? { options: asks } : {}),
+        });
       await tape?.toolCall(input.name, input.args);
       let output: unknown;
       let staging: StepStaging | undefined;
@@ -127,13 +140,31 @@ export function createStepActivities(deps: StepActivityDeps) {
               })
             : undefined;
         staging = opened?.staging;
+        if (opened && input.approvals?.mcp) opened.booth.mcp.allow(input.approvals.mcp);
         try {
           if (opened?.reused) output = opened.reused.result;
           else {
-            const result = await tool.run(input.args, {
-              signal: ctx.cancellationSignal,
-              ...(opened ? { booth: opened.booth } : {}),
-            });
+            let result: unknown;
+            let failure: { err: unknown } | undefined;
+            try {
+              result = await tool.run(input.args, {
+                signal: ctx.cancellationSignal,
+                ...(opened ? { booth: opened.booth } : {}),
+              });
+            } catch (err) {
+              failure = { err };
+            }
+            // An MCP call in it waits for a person (even if the tool caught the error): the step stages nothing.
+            const waiting = opened?.booth.mcp.approvalNeeded;
+            if (opened && waiting) {
+              await opened.booth.abandonStep();
+              return needsApprovalResult({
+                kind: 'mcp',
+                reason: waiting.reason,
+                subject: { server: waiting.server, tool: waiting.tool, args: waiting.args },
+              });
+            }
+            if (failure) throw failure.err;
             // undefined does not survive the payload converter round trip; make "no result" explicit.
             output = result === undefined ? null : result;
             await opened?.booth.completeStep(output);

@@ -9,6 +9,7 @@ import { tapeDirFromEnv } from '../../recorder/store';
 import type { JukeboxTelemetryOptions } from '../../telemetry';
 import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
 import { createStepActivities } from '../activities';
+import { createApprovalActivities } from '../activities/approvalActivities';
 import { createBreakerActivities } from '../activities/breakerActivities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createForkActivities } from '../activities/forkActivities';
@@ -95,6 +96,7 @@ export async function createJukeboxWorker(options: JukeboxWorkerOptions): Promis
     ...createRecorderActivities(recorder),
     ...createForkActivities(recorder, booth),
     ...createBreakerActivities({ features: breakerFeatures }),
+    ...createApprovalActivities(booth),
   };
   return Worker.create({
     connection: options.connection,

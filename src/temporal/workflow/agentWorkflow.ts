@@ -17,7 +17,7 @@ import type {
   StepSummary,
   ToolCallOptions,
 } from '../../agent/context';
-import { readToolStepResult } from '../../agent/toolStepResult';
+import { readToolStepResult, type ToolStepApprovals } from '../../agent/toolStepResult';
 import { type BreakerConfig, resolveAgentBreakerConfig } from '../../breaker/config';
 import type { FeatureRequest } from '../../breaker/featureSource';
 import { toApplicationFailure } from '../../errors/applicationFailure';
@@ -30,9 +30,11 @@ import type { ForkActivities } from '../activities/forkActivities';
 import type { RecorderActivities } from '../activities/recorderActivities';
 import type { LlmStepResult, StepActivities } from '../activities/stepActivities';
 import type { TapeSinks } from '../worker/tapeSinks';
+import { ApprovalDesk } from './approvalDesk';
 import { boothSaga } from './boothSaga';
 import { forkedRun } from './forkedRun';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { approvedToolCall } from './toolApproval';
 import { WorkflowBreaker } from './workflowBreaker';
 
 /** Steps finished so far, for clients that show progress while a run is going. */
@@ -188,7 +190,9 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       input,
     );
 
-    const booth = boothSaga(o);
+    // Where gates, tools and MCP calls wait for a person (its update, signal and query handlers issue no commands).
+    const desk = new ApprovalDesk(info.taskQueue);
+    const booth = boothSaga(o, desk);
     // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool that ran
     // with the booth may have staged, and a fork starts from the parent's restored staging.
     let unsettled = o.fork !== undefined;
@@ -245,15 +249,31 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         if (local) localSinceBarrier = true;
         else barrier();
         const step = started++;
-        const answered =
-          lineage.answer(step, toolCallForm(name, args)) ??
+        const runStep = async (sent: Record<string, unknown>, approvals: ToolStepApprovals) =>
+          lineage.answer(step, toolCallForm(name, sent)) ??
           (await (local ? localActivities : activities).toolStep({
             step,
             name,
-            args,
+            args: sent,
+            ...(approvals.tool || approvals.mcp ? { approvals } : {}),
             ...lineage.stepInput(step),
             ...takeObservations(),
           }));
+        const answered = await approvedToolCall(
+          {
+            desk,
+            barrier,
+            rollback: (at, reason) => {
+              unsettled = false;
+              return booth.rollback(at, reason, takeObservations());
+            },
+          },
+          step,
+          name,
+          args,
+          callOptions?.approval,
+          runStep,
+        );
         const { output: result, booth: staged } = readToolStepResult(answered);
         if (staged) unsettled = true;
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });

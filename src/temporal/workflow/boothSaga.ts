@@ -6,20 +6,24 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  isCancellation,
   log,
   proxyActivities,
 } from '@temporalio/workflow';
+import { type ApprovalOptions, type ApprovalOutcome, resolveApprovalOptions } from '../../agent/approval';
 import {
   type CommitOptions,
   type CommitPart,
   type CommitReport,
   CommitRolledBackError,
+  gateNames,
   type RollbackReport,
   type StagedSummary,
 } from '../../agent/commit';
-import { GateRefusedError, type GateVerdict } from '../../booth/verifiers';
+import { askingApproval, GateRefusedError, type GateVerdict, refusals } from '../../booth/verifiers';
 import type { WithObservations } from '../../recorder/observations';
 import type { CommitActivities } from '../activities/commitActivities';
+import type { ApprovalDesk } from './approvalDesk';
 import type { AgentRunOptions } from './runOptions';
 
 /** The message that says what happened: an activity failure's own message is generic, its cause is not. */
@@ -29,8 +33,31 @@ export function failureReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The approval options of the asking gates: the first asking gate's own, else the commit's. */
+function approvalOptionsFor(options: CommitOptions, asking: GateVerdict[]): ApprovalOptions | undefined {
+  for (const g of options.gates ?? [])
+    if (typeof g !== 'string' && g.approval && asking.some((v) => v.gate === g.name)) return g.approval;
+  return options.approval;
+}
+
+/** A person said no, or nobody said anything in time: the commit stops before any part applies. */
+class NotApproved extends Error {
+  constructor(readonly outcome: ApprovalOutcome) {
+    super(
+      outcome.outcome === 'timedOut'
+        ? `nobody approved it before its deadline (approval ${outcome.approvalId}); it was rolled back`
+        : `rejected by ${outcome.by}${outcome.note ? `: ${outcome.note}` : ''}`,
+    );
+  }
+}
+
+/**
+ * `desk`: where a gate's `needsApproval` waits for a person. Without one (a workflow that offers no way to
+ * decide), a gate that asks refuses.
+ */
 export function boothSaga(
   o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>,
+  desk?: ApprovalDesk,
 ) {
   const booth = proxyActivities<CommitActivities>({
     startToCloseTimeout: 5 * 60_000,
@@ -60,11 +87,36 @@ export function boothSaga(
     let part: CommitPart = 'verify';
     let verdicts: GateVerdict[] = [];
     let staged: StagedSummary | null = null;
+    let approval: ApprovalOutcome | undefined;
     try {
-      const verified = await booth.boothVerify({ step, gates: options.gates ?? [], ...seen });
+      const verified = await booth.boothVerify({ step, gates: gateNames(options), ...seen });
       verdicts = verified.verdicts;
       staged = verified.staged;
-      if (verdicts.some((v) => !v.ok)) throw new GateRefusedError(verdicts);
+      const asking = askingApproval(verdicts);
+      // A refusal outranks any ask: nobody is asked to approve what a gate refuses anyway.
+      if (refusals(verdicts).length > 0 || (asking.length > 0 && !desk)) throw new GateRefusedError(verdicts);
+      if (asking.length > 0 && desk) {
+        part = 'approval';
+        const opts = approvalOptionsFor(options, asking);
+        approval = await desk.ask(
+          step,
+          'commit',
+          asking.map((v) => `gate ${v.gate}: ${v.reason}`).join('; '),
+          { gates: asking.map((v) => ({ gate: v.gate, reason: v.reason })) },
+          opts,
+        );
+        if (approval.outcome === 'approved') {
+          const by = approval.by;
+          verdicts = verdicts.map((v) => (v.needsApproval ? { ...v, ok: true, approvedBy: by } : v));
+        } else if (approval.outcome === 'timedOut' && approval.onTimeout === 'refuse') {
+          part = 'verify';
+          const waited = resolveApprovalOptions(opts).timeout;
+          verdicts = verdicts.map((v) =>
+            v.needsApproval ? { ...v, reason: `${v.reason}; nobody approved it within ${waited}` } : v,
+          );
+          throw new GateRefusedError(verdicts);
+        } else throw new NotApproved(approval);
+      }
 
       part = 'files';
       const files = await booth.boothCommitFiles({ step });
@@ -93,9 +145,11 @@ export function boothSaga(
         files: { steps: files.steps, recovered: files.recovered },
         sql: sql && { statements: sql.statements, rowsAffected: sql.rowsAffected, recovered: sql.recovered },
         mcp: { applied: mcp.applied, skipped: mcp.skipped },
+        ...(approval ? { approval } : {}),
       };
     } catch (err) {
-      const reason = err instanceof GateRefusedError ? err.message : failureReason(err);
+      const reason =
+        err instanceof GateRefusedError || err instanceof NotApproved ? err.message : failureReason(err);
       // The part that failed may have applied some or all of itself: files are renamed into place one by one,
       // MCP calls run one by one, and a SQL transaction may have committed before a crash cut its activity short
       // on every attempt. Each part's own state says how far it got, so its compensation undoes exactly that (or
@@ -122,7 +176,16 @@ export function boothSaga(
           log.error('could not discard the staged changes', { error: failureReason(rollbackErr) });
         }
       });
-      throw new CommitRolledBackError(part, reason, verdicts, staged, err);
+      // A run cancelled while it waited for a person ends cancelled, its staging rolled back like any other.
+      if (part === 'approval' && isCancellation(err)) throw err;
+      throw new CommitRolledBackError(
+        part,
+        reason,
+        verdicts,
+        staged,
+        err,
+        err instanceof NotApproved ? err.outcome : null,
+      );
     }
   }
 

@@ -1,0 +1,127 @@
+/**
+ * A tool call that waits for a person (docs/approvals.md): asked up front by `ctx.tool(..., { approval })`, or
+ * found out by the step itself (the tool's definition asks, or an MCP call in it does), in which case the step
+ * returns unrun and runs again once approved. A rejection, or a timeout with `onTimeout: 'rollback'`, rolls the
+ * run's staging back through the booth and throws; the agent may catch the error and go on.
+ */
+import {
+  type ApprovalKind,
+  type ApprovalOptions,
+  type ApprovalOutcome,
+  ApprovalRejectedError,
+  type ApprovalRequest,
+  ApprovalTimedOutError,
+  resolveApprovalOptions,
+} from '../../agent/approval';
+import type { ToolApproval } from '../../agent/context';
+import { readNeedsApproval, type ToolStepApprovals } from '../../agent/toolStepResult';
+import { crossRealmError, JukeboxError } from '../../errors/JukeboxError';
+import type { ApprovalDesk } from './approvalDesk';
+
+/** A tool step that keeps asking: its MCP call's arguments differ on every run, so no approval ever fits. */
+export class ToolApprovalLoopError extends JukeboxError {
+  constructor(tool: string, asks: number) {
+    super(
+      'TOOL_APPROVAL_LOOP',
+      `tool ${tool} asked for approval ${asks} times in one call: the MCP call it makes changes its arguments on every run (a clock or random value in them?), so no decision can be matched to it; make the tool's arguments stable`,
+      { nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ToolApprovalLoopError', ToolApprovalLoopError);
+
+const MAX_ASKS = 5;
+
+export interface ToolApprovalDeps {
+  desk: ApprovalDesk;
+  /** Rolls the run's staging back (the booth's rollback at this step), after a rejection or a timeout. */
+  rollback(step: number, reason: string): Promise<unknown>;
+  /** Runs before anything the workflow schedules (the local steps' tape barrier). */
+  barrier(): void;
+}
+
+function describe(kind: ApprovalKind, subject: ApprovalRequest['subject']): string {
+  const s = subject as { server?: string; tool?: string };
+  return kind === 'mcp' ? `the MCP call ${s.server}/${s.tool}` : `the call of tool ${s.tool}`;
+}
+
+async function decide(
+  deps: ToolApprovalDeps,
+  step: number,
+  kind: ApprovalKind,
+  reason: string,
+  subject: ApprovalRequest['subject'],
+  options: ApprovalOptions | true | undefined,
+): Promise<Extract<ApprovalOutcome, { outcome: 'approved' }>> {
+  deps.barrier();
+  const outcome = await deps.desk.ask(step, kind, reason, subject, options);
+  if (outcome.outcome === 'approved') return outcome;
+  const what = describe(kind, subject);
+  if (outcome.outcome === 'rejected') {
+    await deps.rollback(step, `${what} was rejected by ${outcome.by}: ${outcome.note ?? ''}`.trim());
+    throw new ApprovalRejectedError(what, outcome);
+  }
+  if (outcome.onTimeout === 'rollback')
+    await deps.rollback(step, `nobody decided on ${what} before approval ${outcome.approvalId}'s deadline`);
+  throw new ApprovalTimedOutError(what, resolveApprovalOptions(options).timeout, outcome.onTimeout);
+}
+
+/**
+ * Runs the tool step `run` once a person let it: `ask` is ctx.tool's approval option. Returns the step's
+ * answer; the arguments it ran with are the person's edit when they made one.
+ */
+export async function approvedToolCall(
+  deps: ToolApprovalDeps,
+  step: number,
+  name: string,
+  args: Record<string, unknown>,
+  ask: true | ToolApproval | undefined,
+  run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>,
+): Promise<unknown> {
+  let runArgs = args;
+  const approvals: ToolStepApprovals = {};
+  const options = ask === true ? undefined : ask;
+  if (ask) {
+    const o = await decide(
+      deps,
+      step,
+      'tool',
+      options?.reason ?? `the agent asks a person before tool ${name} runs`,
+      { tool: name, args },
+      ask,
+    );
+    runArgs = o.args ?? args;
+    approvals.tool = o.approvalId;
+  }
+  for (let asks = 0; ; asks++) {
+    const answered = await run(runArgs, approvals);
+    const needs = readNeedsApproval(answered);
+    if (!needs) return answered;
+    if (asks >= MAX_ASKS) throw new ToolApprovalLoopError(name, asks);
+    if (needs.kind === 'tool') {
+      const o = await decide(
+        deps,
+        step,
+        'tool',
+        needs.reason,
+        { tool: name, args: runArgs },
+        needs.options ?? ask,
+      );
+      runArgs = o.args ?? runArgs;
+      approvals.tool = o.approvalId;
+    } else {
+      const subject = needs.subject as { server: string; tool: string; args: Record<string, unknown> };
+      const o = await decide(deps, step, 'mcp', needs.reason, subject, ask);
+      approvals.mcp = [
+        ...(approvals.mcp ?? []),
+        {
+          approvalId: o.approvalId,
+          server: subject.server,
+          tool: subject.tool,
+          asked: subject.args,
+          args: o.args ?? subject.args,
+        },
+      ];
+    }
+  }
+}

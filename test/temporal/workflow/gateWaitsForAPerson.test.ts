@@ -1,0 +1,210 @@
+/**
+ * A gate that answers needsApproval: the commit waits (no activity running) for a person's decision, taken as a
+ * Temporal update; approved it commits, rejected or timed out it rolls back through the compensation path and
+ * the real ledger, table and outbox hash exactly as before.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
+import {
+  ACCOUNTING_SCRIPT,
+  type AccountingDemo,
+  accountingBooth,
+  fingerprint,
+  prepareAccountingDemo,
+  readBalance,
+  tablesDigest,
+} from '../../../examples/accounting/demo';
+import { readOutbox } from '../../../examples/accounting/notifyServer';
+import { accountingTools } from '../../../examples/accounting/tools';
+import { BoothRuntime } from '../../../src/booth/shadowBooth';
+import { localEndpoints } from '../../../src/llm';
+import { tapeFileName } from '../../../src/recorder';
+import { readTape } from '../../../src/recorder/tape';
+import {
+  ApprovalDeciderRefusedError,
+  ApprovalDecisionInvalidError,
+  ApprovalNotPendingError,
+  approve,
+  listApprovals,
+  reject,
+  startAgent,
+  waitForApproval,
+} from '../../../src/temporal';
+import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
+import { connectTestWorker } from '../../support/temporal';
+
+const REFUND_750 = 'Refund $750 to customer C-2002: service outage credit.';
+
+describe('a gate that asks a person', () => {
+  let model: ModelServer;
+  let demo: AccountingDemo;
+  let booth: BoothRuntime;
+  let tapes: string;
+  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+
+  beforeAll(async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-approval-gate-'));
+    demo = await prepareAccountingDemo(path.join(base, 'demo'));
+    tapes = path.join(base, 'tapes');
+    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
+    booth = new BoothRuntime(accountingBooth(demo));
+    env = await connectTestWorker({
+      endpoints: localEndpoints(model.url),
+      tools: accountingTools,
+      booth,
+      tape: { dir: tapes },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.close();
+    await booth?.close();
+    await model?.close();
+  });
+
+  const start = (approval: AccountingInput['approval']) =>
+    startAgent<AccountingInput, AccountingOutput>(
+      'accountingAgent',
+      { request: REFUND_750, approval },
+      { connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue },
+    );
+
+  const tapeOf = async (handle: Awaited<ReturnType<typeof start>>) =>
+    readTape(path.join(tapes, tapeFileName(handle.workflowId, (await handle.describe()).runId)));
+
+  const approvalFrames = (tape: ReturnType<typeof readTape>) =>
+    tape.frames.filter((f) => f.kind === 'approval').map((f) => f.payload as Record<string, unknown>);
+
+  it('waits with everything staged, listed with its reason and staged changes, and commits once approved', async () => {
+    const balance = await readBalance(demo, 'C-2002');
+    const handle = await start({ deciders: ['reviewer'] });
+    const pending = await waitForApproval(handle);
+    expect(pending).toMatchObject({
+      id: expect.stringMatching(/^s\d+-1$/),
+      kind: 'commit',
+      reason: expect.stringContaining('refund of $750.00 to C-2002 exceeds the $500.00 autonomous threshold'),
+      deciders: ['reviewer'],
+      onTimeout: 'rollback',
+    });
+    expect(pending.deadlineMs - pending.requestedAtMs).toBe(24 * 3_600_000);
+    expect(pending.staged?.files).toEqual([expect.stringContaining('ledger.csv')]);
+    expect(pending.staged?.sql).toEqual([expect.stringMatching(/UPDATE accounts SET balance_cents/)]);
+    expect(pending.staged?.mcp).toEqual([expect.stringContaining('notify/notify_customer')]);
+    // Staged, not applied, while it waits.
+    expect(await readBalance(demo, 'C-2002')).toBe(balance);
+    expect(readOutbox(demo.outbox).filter((n) => n.customer === 'C-2002')).toEqual([]);
+    // Across workflows: the namespace's listing finds it (visibility may lag the memo by a moment).
+    await expect
+      .poll(
+        async () =>
+          (await listApprovals(new Client({ connection: env.connection, namespace: env.namespace }))).map(
+            (a) => a.workflowId,
+          ),
+        {
+          timeout: 10_000,
+        },
+      )
+      .toContain(handle.workflowId);
+
+    await expect(approve(handle, { by: 'mallory' })).rejects.toBeInstanceOf(ApprovalDeciderRefusedError);
+    await expect(reject(handle, { by: 'reviewer', reason: ' ' })).rejects.toBeInstanceOf(
+      ApprovalDecisionInvalidError,
+    );
+    const [first, second] = await Promise.all([
+      approve(handle, { by: 'reviewer', note: 'outage confirmed by support' }),
+      approve(handle, { by: 'reviewer', note: 'outage confirmed by support' }),
+    ]);
+    // The same decision id: Temporal hands both callers the one update's outcome.
+    expect(first.via).toBe('update');
+    expect(second.receipt).toEqual(first.receipt);
+
+    const { output } = await handle.result();
+    expect(output.committed).toBe(true);
+    if (!output.committed) return;
+    expect(output.report.approval).toMatchObject({
+      outcome: 'approved',
+      by: 'reviewer',
+      note: 'outage confirmed by support',
+      via: 'update',
+    });
+    expect(output.report.verdicts).toEqual([
+      expect.objectContaining({
+        gate: 'refund-approval',
+        ok: true,
+        needsApproval: true,
+        approvedBy: 'reviewer',
+      }),
+    ]);
+    expect(await readBalance(demo, 'C-2002')).toBe(balance + 75_000);
+    expect(readOutbox(demo.outbox).filter((n) => n.customer === 'C-2002')).toHaveLength(1);
+
+    // One request, one decision on the tape: the same decision sent twice had one effect.
+    const frames = approvalFrames(await tapeOf(handle));
+    expect(frames.map((f) => f.event)).toEqual(['request', 'decision']);
+    expect(frames[1]).toMatchObject({ id: pending.id, verdict: 'approve', by: 'reviewer', via: 'update' });
+    // Deciding again once the run finished is a clear error, not a second commit.
+    await expect(approve(handle, { by: 'reviewer' })).rejects.toThrow(
+      /already ended \(COMPLETED.*was approved by reviewer/,
+    );
+  });
+
+  it('rolls back on a rejection: ledger, table and outbox hash exactly as before', async () => {
+    const before = { files: await fingerprint(demo), tables: await tablesDigest(demo) };
+    const handle = await start({});
+    await waitForApproval(handle);
+    const decided = await reject(handle, { by: 'reviewer', reason: 'no outage on record' });
+    expect(decided.via).toBe('update');
+    const { output } = await handle.result();
+    expect(output.committed).toBe(false);
+    if (output.committed) return;
+    expect(output.reason).toBe('rejected by reviewer: no outage on record');
+    expect(output.approval).toMatchObject({ outcome: 'rejected', by: 'reviewer' });
+    expect(output.discarded?.mcp).toEqual([expect.stringContaining('notify/notify_customer')]);
+    expect(await fingerprint(demo)).toEqual(before.files);
+    expect(await tablesDigest(demo)).toBe(before.tables);
+    const left = fs.readdirSync(demo.staging, { recursive: true });
+    expect(left).toEqual([]);
+    const tape = await tapeOf(handle);
+    expect(approvalFrames(tape).map((f) => f.event)).toEqual(['request', 'decision']);
+    const rollbacks = tape.frames.filter((f) => f.kind === 'rollback').map((f) => f.payload);
+    expect(rollbacks).toEqual([
+      expect.objectContaining({ part: 'all', reason: expect.stringContaining('no outage') }),
+    ]);
+    expect(tape.frames.filter((f) => f.kind === 'commit')).toEqual([]);
+  });
+
+  it("times out: 'rollback' rolls back and the decision that comes late is refused; 'refuse' refuses at the gate", async () => {
+    const before = await fingerprint(demo);
+    const late = await start({ timeout: '2s' });
+    const pending = await waitForApproval(late);
+    const { output } = await late.result();
+    expect(output.committed).toBe(false);
+    if (output.committed) return;
+    expect(output.approval).toMatchObject({
+      outcome: 'timedOut',
+      approvalId: pending.id,
+      onTimeout: 'rollback',
+    });
+    expect(await fingerprint(demo)).toEqual(before);
+    await expect(approve(late, { by: 'reviewer' })).rejects.toThrow(ApprovalNotPendingError);
+    await expect(approve(late, { by: 'reviewer' })).rejects.toThrow(/timed out at/);
+    expect(approvalFrames(await tapeOf(late)).map((f) => f.event)).toEqual(['request', 'timeout']);
+
+    const refused = await start({ timeout: 1_500, onTimeout: 'refuse' });
+    const out = (await refused.result()).output;
+    expect(out.committed).toBe(false);
+    if (out.committed) return;
+    expect(out.verdicts).toEqual([
+      expect.objectContaining({
+        gate: 'refund-approval',
+        ok: false,
+        reason: expect.stringContaining('nobody approved it within 1500ms'),
+      }),
+    ]);
+    expect(await fingerprint(demo)).toEqual(before);
+  });
+});
