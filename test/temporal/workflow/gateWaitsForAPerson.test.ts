@@ -174,7 +174,9 @@ describe('a gate that asks a person', () => {
     expect(rollbacks).toEqual([
       expect.objectContaining({ part: 'all', reason: expect.stringContaining('no outage') }),
     ]);
-    expect(tape.frames.filter((f) => f.kind === 'commit')).toEqual([]);
+    // Only the verify step's record of what the gates judged; no part was applied.
+    const commits = tape.frames.filter((f) => f.kind === 'commit').map((f) => f.payload as { part: string });
+    expect(commits.map((c) => c.part)).toEqual(['verify']);
   });
 
   it("times out: 'rollback' rolls back and the decision that comes late is refused; 'refuse' refuses at the gate", async () => {
