@@ -5,12 +5,13 @@
  * costs two lock round trips and, with the 'step' policy, one fsync.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { JukeboxError } from '../errors';
 import type { LlmRequest, LlmResponse, StreamChunk } from '../llm/types';
 import { TapeRecordError } from './errors';
 import type { Observation } from './observations';
 import type { Redactor } from './redact';
 import type { RunIdentity, TapeSession, TapeStore } from './store';
-import { type BlobRef, type FrameKind, TapeError, TapeUsageError } from './tape';
+import type { BlobRef, FrameKind } from './tape';
 import { errorValue, toTapeValue } from './tapeValue';
 import type { RecorderTimings } from './timings';
 
@@ -211,8 +212,10 @@ export class ActivityTape {
         { deferSync: this.identity.isLocal === true && !durableNow },
       );
     } catch (err) {
-      // A damaged or sealed tape stays that way, so retrying the step cannot help.
-      const permanent = err instanceof TapeError || err instanceof TapeUsageError;
+      // A damaged or sealed tape, or frames the format refuses, stay that way: retrying the step cannot help.
+      // Anything else (a lock another process held too long, a writer that failed and is reopened next time,
+      // an fsync or open that failed) may pass on the next attempt, so the step is retried, not the run ended.
+      const permanent = err instanceof JukeboxError && err.nonRetryable;
       throw new TapeRecordError(this.path, what, err, permanent);
     } finally {
       const ms = performance.now() - t0;

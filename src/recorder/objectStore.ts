@@ -17,7 +17,6 @@ import { TapeContentionError, TapeSegmentsError } from './errors';
 import { tapeFileName, tapeIdFor } from './naming';
 import type { ObjectBucket } from './objectBucket';
 import {
-  type Entry,
   type RunIdentity,
   type StoreFsyncPolicy,
   scanTape,
@@ -28,6 +27,7 @@ import {
   type WithTapeOptions,
 } from './store';
 import { TapeUsageError, TapeWriter } from './tape';
+import { type Entry, WriterPool } from './writerPool';
 
 /** Digits of a segment's offset in its key: zero-padded so that key order is offset order. */
 export const SEGMENT_OFFSET_DIGITS = 16;
@@ -43,7 +43,7 @@ export interface ObjectTapeStoreOptions {
   cacheDir?: string;
   /** Appends lost to other writers before giving up with TapeContentionError (default 50). */
   maxAttempts?: number;
-  /** Local copies kept open at once (default 32). */
+  /** Local copies kept open at once (default 32); see TapeStoreOptions.maxOpenTapes. */
   maxOpenTapes?: number;
 }
 
@@ -67,8 +67,8 @@ export class ObjectTapeStore implements TapeStore {
   readonly fsync: StoreFsyncPolicy = 'step';
   private readonly ownsCache: boolean;
   private readonly maxAttempts: number;
-  private readonly maxOpen: number;
-  private readonly entries = new Map<string, Entry>();
+  /** The open local copies, within maxOpenTapes; one a caller appends through is never closed under it. */
+  readonly writers: WriterPool;
   private readonly queues = new Map<string, Promise<unknown>>();
 
   constructor(options: ObjectTapeStoreOptions) {
@@ -80,7 +80,9 @@ export class ObjectTapeStore implements TapeStore {
     this.cacheDir = options.cacheDir ?? mkdtempSync(path.join(os.tmpdir(), 'jukebox-tape-cache-'));
     mkdirSync(this.cacheDir, { recursive: true });
     this.maxAttempts = options.maxAttempts ?? 50;
-    this.maxOpen = options.maxOpenTapes ?? 32;
+    this.writers = new WriterPool(
+      options.maxOpenTapes !== undefined ? { maxOpen: options.maxOpenTapes } : {},
+    );
   }
 
   get location(): string {
@@ -156,34 +158,43 @@ export class ObjectTapeStore implements TapeStore {
         end = entry.writer?.byteLength ?? start;
       } catch (err) {
         // The local copy may hold frames the store never got: start over from the store next time.
-        await this.forget(file);
+        await this.forget(file, entry);
         throw err;
       }
       if (end === start) {
         // Nothing to write, so no conditional PUT tells whether fn saw the whole tape: ask whether anything
         // starts where this copy ends, and if so run fn again on the longer tape.
-        if (entry.sealed || !(await this.bucket.exists(segmentKey(tapeKey, start)))) {
-          if (entry.sealed) await this.evict(file);
+        let newer: boolean;
+        try {
+          newer = !entry.sealed && (await this.bucket.exists(segmentKey(tapeKey, start)));
+        } catch (err) {
+          this.writers.give(file, entry);
+          throw err;
+        }
+        if (!newer) {
+          if (entry.sealed) await this.writers.retire(file, entry);
+          else this.writers.give(file, entry);
           return result;
         }
-        await this.evict(file);
+        await this.writers.drop(file, entry);
         continue;
       }
-      const bytes = await readRange(file, start, end);
       let outcome: 'created' | 'exists';
       try {
+        const bytes = await readRange(file, start, end);
         outcome = await this.bucket.putIfAbsent(segmentKey(tapeKey, start), bytes);
       } catch (err) {
-        await this.forget(file);
+        await this.forget(file, entry);
         throw err;
       }
       if (outcome === 'created') {
         entry.size = end;
-        if (entry.sealed) await this.evict(file);
+        if (entry.sealed) await this.writers.retire(file, entry);
+        else this.writers.give(file, entry);
         return result;
       }
       // Another host appended at this offset first: drop what fn wrote, read theirs, run fn again after it.
-      await this.evict(file);
+      await this.writers.drop(file, entry);
       await truncate(file, start);
       // Spread the retries of hosts that keep colliding.
       if (attempt > 2) await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
@@ -191,50 +202,50 @@ export class ObjectTapeStore implements TapeStore {
     throw new TapeContentionError(this.bucket.url(tapeKey), this.maxAttempts);
   }
 
-  /** The run's open tape, brought up to date with the store when it is not open in this process. */
+  /**
+   * The run's tape, held for this caller: the open local copy, else the copy brought up to date with the store
+   * and resumed from the state its last writer parked (O(1)) or read and verified.
+   */
   private async current(
     tapeKey: string,
     file: string,
     run: RunIdentity,
     create?: TapeCreateOptions,
   ): Promise<Entry> {
-    const cached = this.entries.get(file);
-    if (cached) {
-      this.entries.delete(file);
-      this.entries.set(file, cached);
-      return cached;
-    }
+    const open = this.writers.take(file);
+    if (open) return open;
+    await this.writers.closing(file);
     const size = await fileSize(file);
     const { bytes } = await this.catchUp(tapeKey, file, size ?? 0);
-    let entry: Entry;
-    if (bytes === 0) {
-      // A new tape: its header goes to the store as part of segment 0, with the first frames.
-      await rm(file, { force: true });
-      const writer = await TapeWriter.open(file, tapeHeaderFor(run, create), { fsync: 'none' });
-      entry = { writer, observedSeq: -1, sealed: false, size: 0 };
-    } else {
-      const scan = scanTape(file);
-      if (scan.sealed)
-        entry = { writer: undefined, observedSeq: scan.observedSeq, sealed: true, size: bytes };
-      else {
-        const writer = await TapeWriter.reopen(file, { fsync: 'none' });
-        const expected = tapeIdFor(run.workflowId, run.runId);
-        if (writer.header.tapeId !== expected) {
-          await writer.close();
-          throw new TapeUsageError(
-            `tape ${this.bucket.url(tapeKey)} belongs to ${writer.header.tapeId}, not to run ${expected}`,
-          );
-        }
-        entry = { writer, observedSeq: scan.observedSeq, sealed: false, size: bytes };
+    const parked = this.writers.unpark(file);
+    const known = parked && parked.size === bytes ? parked : undefined;
+    if (known?.sealed)
+      return { writer: undefined, observedSeq: known.observedSeq, sealed: true, size: bytes };
+    return this.writers.openWith(file, async () => {
+      if (bytes === 0) {
+        // A new tape: its header goes to the store as part of segment 0, with the first frames.
+        await rm(file, { force: true });
+        const writer = await TapeWriter.open(file, tapeHeaderFor(run, create), { fsync: 'none' });
+        return { writer, observedSeq: -1, sealed: false, size: 0 };
       }
-    }
-    this.entries.set(file, entry);
-    while (this.entries.size > this.maxOpen) {
-      const oldest = this.entries.keys().next().value as string;
-      if (oldest === file || this.queues.has(oldest)) break;
-      await this.evict(oldest);
-    }
-    return entry;
+      if (known?.state) {
+        const writer = await TapeWriter.resume(file, known.state, { fsync: 'none' });
+        if (writer.recoveredTornTail === null && writer.byteLength === bytes)
+          return { writer, observedSeq: known.observedSeq, sealed: false, size: bytes };
+        await writer.close();
+      }
+      const scan = scanTape(file);
+      if (scan.sealed) return { writer: undefined, observedSeq: scan.observedSeq, sealed: true, size: bytes };
+      const writer = await TapeWriter.reopen(file, { fsync: 'none' });
+      const expected = tapeIdFor(run.workflowId, run.runId);
+      if (writer.header.tapeId !== expected) {
+        await writer.close();
+        throw new TapeUsageError(
+          `tape ${this.bucket.url(tapeKey)} belongs to ${writer.header.tapeId}, not to run ${expected}`,
+        );
+      }
+      return { writer, observedSeq: scan.observedSeq, sealed: false, size: bytes };
+    });
   }
 
   /**
@@ -277,20 +288,15 @@ export class ObjectTapeStore implements TapeStore {
     return { segments, bytes: end };
   }
 
-  private async evict(file: string): Promise<void> {
-    const e = this.entries.get(file);
-    this.entries.delete(file);
-    await e?.writer?.close().catch(() => {});
-  }
-
-  private async forget(file: string): Promise<void> {
-    await this.evict(file);
+  /** Drops a held entry and its local copy, which may hold frames the store never got. */
+  private async forget(file: string, entry: Entry): Promise<void> {
+    await this.writers.drop(file, entry);
     await rm(file, { force: true });
   }
 
   /** Closes the local copies (and removes the cache folder this store made). */
   async close(): Promise<void> {
-    for (const file of [...this.entries.keys()]) await this.evict(file);
+    await this.writers.closeAll();
     this.bucket.destroy();
     if (this.ownsCache) rmSync(this.cacheDir, { recursive: true, force: true });
   }

@@ -22,7 +22,10 @@ import {
   TapeWriter,
 } from './tape';
 import type { RecorderTimings } from './timings';
+import { type Entry, WriterPool } from './writerPool';
 import { WriterSync } from './writerSync';
+
+export type { Entry } from './writerPool';
 
 export type StoreFsyncPolicy = 'step' | 'every-frame' | 'none';
 
@@ -48,7 +51,11 @@ export interface TapeStoreOptions {
   localSyncWithinMs?: number;
   /** How long to wait for another process's lock on a tape (default 30 s). */
   lockTimeoutMs?: number;
-  /** Writers kept open at once; older ones are closed and reopened on demand (default 32). */
+  /**
+   * Tape writers (open files) kept open at once (default 32). The least recently used idle one is closed for a
+   * tape that needs one; a writer a step is appending through is never closed, so with every writer busy a step
+   * waits for one to be given back (docs/tape-store.md, "At the open-file limit").
+   */
   maxOpenTapes?: number;
   /** A tape nobody appended to for this long is closed (default 5 s); it reopens on the next append. */
   idleCloseMs?: number;
@@ -60,17 +67,6 @@ export interface RunIdentity {
   workflowType: string;
   taskQueue: string;
   agentCodeHash: string;
-}
-
-/** A run's tape as one process holds it between appends. */
-export interface Entry {
-  writer: TapeWriter | undefined;
-  /** Highest `seq` of a random/clock frame on the tape, so a retried activity does not record them twice. */
-  observedSeq: number;
-  sealed: boolean;
-  /** File size when the entry was last known to match the file. */
-  size: number;
-  idle?: NodeJS.Timeout;
 }
 
 /** How a withTape call wants its appends made durable (stores that cannot defer simply sync at once). */
@@ -174,25 +170,31 @@ export class FolderTapeStore implements TapeStore {
   readonly dir: string;
   readonly fsync: StoreFsyncPolicy;
   private readonly lockTimeoutMs: number;
-  private readonly maxOpen: number;
-  private readonly idleCloseMs: number;
   private readonly localSyncWithinMs: number;
   private readonly timings: RecorderTimings | undefined;
   private dirReady: Promise<void> | undefined;
-  private readonly entries = new Map<string, Entry>();
   // Per open writer: which of its append batches an fsync covers (group commit, barriers of local steps).
   private readonly syncs = new WeakMap<TapeWriter, WriterSync>();
   // Same-process callers queue here first: the lock file cannot tell two callers of one process apart.
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** The open writers, within maxOpenTapes; a writer closing fsyncs what it still owes first. */
+  readonly writers: WriterPool;
 
   constructor(options: TapeStoreOptions = {}) {
     this.dir = options.dir ? path.resolve(options.dir) : tapeDirFromEnv();
     this.fsync = options.fsync ?? 'step';
     this.lockTimeoutMs = options.lockTimeoutMs ?? 30_000;
-    this.maxOpen = options.maxOpenTapes ?? 32;
-    this.idleCloseMs = options.idleCloseMs ?? 5_000;
     this.localSyncWithinMs = options.localSyncWithinMs ?? 2_000;
     this.timings = options.timings;
+    this.writers = new WriterPool({
+      ...(options.maxOpenTapes !== undefined ? { maxOpen: options.maxOpenTapes } : {}),
+      ...(options.idleCloseMs !== undefined ? { idleCloseMs: options.idleCloseMs } : {}),
+      // What was written but not fsynced yet (local steps before their barrier, an fsync still owed) reaches the
+      // disk before the writer closes; a step still waiting on a sync that fails is failed, retryably.
+      beforeClose: async (writer) => {
+        await this.syncs.get(writer)?.close();
+      },
+    });
   }
 
   get location(): string {
@@ -254,14 +256,19 @@ export class FolderTapeStore implements TapeStore {
   /**
    * The barrier of a workflow task that ran local steps: fsyncs what they wrote to the run's tape in this
    * process, so every step the task's completion records in the history is on the disk first. A no-op when
-   * nothing waits for an fsync.
+   * nothing waits for an fsync. A writer closed since synced what it held before closing; one closing now is
+   * waited for.
    */
   async barrier(workflowId: string, runId: string): Promise<void> {
-    const writer = this.entries.get(this.pathFor(workflowId, runId))?.writer;
+    const file = this.pathFor(workflowId, runId);
+    const writer = this.writers.peek(file)?.writer;
     const sync = writer && this.syncs.get(writer);
-    if (!sync?.pending) return;
-    if (this.timings) this.timings.barriers++;
-    await sync.through();
+    if (sync?.pending) {
+      if (this.timings) this.timings.barriers++;
+      await sync.through();
+      return;
+    }
+    await this.writers.closing(file);
   }
 
   private async locked<T>(
@@ -280,89 +287,63 @@ export class FolderTapeStore implements TapeStore {
       await entry.writer?.release();
       const sync = entry.writer && this.syncOf(entry.writer);
       const gen = sync && entry.writer?.byteLength !== before ? sync.wrote() : 0;
+      entry.size = entry.writer?.byteLength ?? entry.size;
       // seal() fsyncs the whole tape itself, earlier deferred frames included.
-      if (entry.sealed) sync?.covered();
-      if (entry.sealed) await this.evict(file);
-      else {
-        entry.size = entry.writer?.byteLength ?? entry.size;
-        this.closeWhenIdle(file, entry);
-      }
+      if (entry.sealed) {
+        sync?.covered();
+        await this.writers.retire(file, entry);
+      } else this.writers.give(file, entry);
       return { result, sync, gen, needsSync: session.needsSync };
     } catch (err) {
       // The writer may be poisoned or ahead of the file; the next caller starts from what is on disk.
-      await this.evict(file);
+      await this.writers.drop(file, entry);
       throw err;
     }
   }
 
+  /**
+   * The run's tape, held for this caller: the open writer when the file is as it left it, else one resumed
+   * from the state its last writer parked (O(1)), else one that reads and verifies the file (another process
+   * appended, or this one never had it open).
+   */
   private async current(file: string, run: RunIdentity, create?: TapeCreateOptions): Promise<Entry> {
+    // Its last frames must be on the disk before anything reads the file or takes over from it.
+    await this.writers.closing(file);
     // Synchronous for the same reason as the lock file: a thread-pool round trip per step for a cached stat.
     const size = statSync(file, { throwIfNoEntry: false })?.size;
-    const cached = this.entries.get(file);
-    if (cached) clearTimeout(cached.idle);
-    if (cached && size === cached.size) {
-      this.entries.delete(file);
-      this.entries.set(file, cached); // most recently used last
-      return cached;
-    }
-    if (cached) await this.evict(file);
+    const open = this.writers.take(file);
+    if (open && size === open.size) return open;
+    if (open) await this.writers.drop(file, open);
+    const parked = this.writers.unpark(file);
+    const known = parked && size === parked.size ? parked : undefined;
+    if (known?.sealed)
+      return { writer: undefined, observedSeq: known.observedSeq, sealed: true, size: known.size };
     const writerOptions = {
       fsync: this.fsync === 'every-frame' ? ('every-frame' as const) : ('none' as const),
     };
-    let entry: Entry;
-    if (size === undefined) {
-      await mkdir(this.dir, { recursive: true });
-      const writer = await TapeWriter.open(file, tapeHeaderFor(run, create), writerOptions);
-      entry = { writer, observedSeq: -1, sealed: false, size: writer.byteLength };
-    } else {
+    return this.writers.openWith(file, async () => {
+      if (size === undefined) {
+        await mkdir(this.dir, { recursive: true });
+        const writer = await TapeWriter.open(file, tapeHeaderFor(run, create), writerOptions);
+        return { writer, observedSeq: -1, sealed: false, size: writer.byteLength };
+      }
+      if (known?.state) {
+        const writer = await TapeWriter.resume(file, known.state, writerOptions);
+        // resume() falls back to reading the file when it changed since; then its observations are read too.
+        if (writer.recoveredTornTail === null && writer.byteLength === known.size)
+          return { writer, observedSeq: known.observedSeq, sealed: false, size: writer.byteLength };
+        await writer.close();
+      }
       const scan = scanTape(file);
-      if (scan.sealed) entry = { writer: undefined, observedSeq: scan.observedSeq, sealed: true, size };
-      else {
-        const writer = await TapeWriter.reopen(file, writerOptions);
-        const expected = tapeIdFor(run.workflowId, run.runId);
-        if (writer.header.tapeId !== expected) {
-          await writer.close();
-          throw new TapeUsageError(`tape ${file} belongs to ${writer.header.tapeId}, not to run ${expected}`);
-        }
-        entry = { writer, observedSeq: scan.observedSeq, sealed: false, size: writer.byteLength };
+      if (scan.sealed) return { writer: undefined, observedSeq: scan.observedSeq, sealed: true, size };
+      const writer = await TapeWriter.reopen(file, writerOptions);
+      const expected = tapeIdFor(run.workflowId, run.runId);
+      if (writer.header.tapeId !== expected) {
+        await writer.close();
+        throw new TapeUsageError(`tape ${file} belongs to ${writer.header.tapeId}, not to run ${expected}`);
       }
-    }
-    this.entries.set(file, entry);
-    while (this.entries.size > this.maxOpen) {
-      const oldest = this.entries.keys().next().value as string;
-      if (this.queues.has(oldest) && oldest !== file) {
-        // Busy in this process: close it later, when its turn comes round again.
-        break;
-      }
-      await this.evict(oldest);
-    }
-    return entry;
-  }
-
-  private closeWhenIdle(file: string, entry: Entry): void {
-    clearTimeout(entry.idle);
-    // unref: an idle tape must not keep a finished process alive.
-    entry.idle = setTimeout(() => {
-      if (this.entries.get(file) !== entry) return;
-      const busy = this.queues.get(file) ?? Promise.resolve();
-      void busy
-        .catch(() => {})
-        .then(() => {
-          if (this.entries.get(file) === entry && !this.queues.has(file)) void this.evict(file);
-        });
-    }, this.idleCloseMs);
-    entry.idle.unref();
-  }
-
-  private async evict(file: string): Promise<void> {
-    const e = this.entries.get(file);
-    this.entries.delete(file);
-    if (!e) return;
-    clearTimeout(e.idle);
-    // What was written but not fsynced yet (local steps before their barrier, an fsync still owed) reaches
-    // the disk before the writer closes; callers still waiting on a writer that cannot sync fail their step.
-    if (e.writer) await this.syncs.get(e.writer)?.close();
-    await e.writer?.close().catch(() => {});
+      return { writer, observedSeq: scan.observedSeq, sealed: false, size: writer.byteLength };
+    });
   }
 
   private syncOf(writer: TapeWriter): WriterSync {
@@ -376,7 +357,7 @@ export class FolderTapeStore implements TapeStore {
 
   /** Closes every open writer (worker shutdown). */
   async close(): Promise<void> {
-    for (const file of [...this.entries.keys()]) await this.evict(file);
+    await this.writers.closeAll();
   }
 }
 

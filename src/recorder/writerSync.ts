@@ -4,7 +4,7 @@
  * steps can leave theirs to their workflow task's barrier. Nobody is told "durable" before an fsync that
  * started after their append has finished.
  */
-import { TapeUsageError, type TapeWriter } from './tape';
+import { type TapeWriter, TapeWriterUnavailableError } from './tape';
 import type { RecorderTimings } from './timings';
 
 export class WriterSync {
@@ -37,7 +37,7 @@ export class WriterSync {
         continue;
       }
       if (this.closed)
-        throw new TapeUsageError(
+        throw new TapeWriterUnavailableError(
           `tape ${this.writer.path}: the writer closed before its last frames were fsynced; the step must be recorded again`,
         );
       const target = this.written;

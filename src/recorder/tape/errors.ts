@@ -124,3 +124,15 @@ export class TapeUsageError extends JukeboxError {
   }
 }
 crossRealmError('TapeUsageError', TapeUsageError);
+
+/**
+ * The writer can take no more frames: it was closed, or a write or fsync of it failed. The tape itself is intact
+ * up to its last whole frame, and a new writer (TapeWriter.reopen, which the tape store does on the next append)
+ * continues it, so the step that met this may be retried.
+ */
+export class TapeWriterUnavailableError extends JukeboxError {
+  constructor(message: string, cause?: unknown) {
+    super('TAPE_WRITER_UNAVAILABLE', message, { cause, nonRetryable: false });
+  }
+}
+crossRealmError('TapeWriterUnavailableError', TapeWriterUnavailableError);

@@ -23,6 +23,7 @@ export {
   TapeTruncatedError,
   TapeUsageError,
   TapeVersionError,
+  TapeWriterUnavailableError,
 } from './errors';
 export { blake3, chainNext } from './hash';
 export { FORMAT_VERSION, MAGIC, type TapeHeader, type TapeParent } from './header';
@@ -51,5 +52,6 @@ export {
   type BlobOptions,
   type FsyncPolicy,
   TapeWriter,
+  type TapeWriterState,
   type WriterOptions,
 } from './writer';

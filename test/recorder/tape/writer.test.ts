@@ -94,6 +94,53 @@ describe('TapeWriter', () => {
     await expect(TapeWriter.reopen(p)).rejects.toThrow(TapeSealedError);
   });
 
+  it('resume continues a closed writer from its state without reading the tape, and the result verifies', async () => {
+    const p = t.path('resumed.jbx');
+    const w1 = await TapeWriter.open(p, HEADER, opts);
+    const blob = await w1.putBlob(Uint8Array.from([4, 5, 6]));
+    await w1.append({ kind: 'clock', step: 0, payload: { nowMs: 1 } });
+    expect(w1.state()).toBeUndefined(); // still open: frames may follow
+    await w1.close();
+    const state = w1.state()!;
+    expect(state).toMatchObject({ offset: w1.byteLength, frames: 2, maxStep: 0 });
+
+    const w2 = await TapeWriter.resume(p, state, opts);
+    expect(w2.chain).toBe(w1.chain);
+    expect(w2.hasBlob(blob.hash)).toBe(true);
+    await w2.putBlob(Uint8Array.from([4, 5, 6])); // still deduped
+    await w2.append({ kind: 'tool.result', step: 1, payload: { output: blob } });
+    await w2.seal({ status: 'completed' });
+    await w2.close();
+    expect(w2.state()).toBeUndefined(); // sealed: nothing to resume
+    expect(verifyTape(p)).toMatchObject({ ok: true, sealed: true, frames: 5 });
+    expect(readTape(p).frames.map((f) => f.kind)).toEqual([
+      'blob',
+      'clock',
+      'tool.result',
+      'outcome',
+      'seal',
+    ]);
+  });
+
+  it('resume reads and verifies the tape when the file changed since the state was taken', async () => {
+    const p = t.path('moved.jbx');
+    const w1 = await TapeWriter.open(p, HEADER, opts);
+    await w1.append({ kind: 'clock', step: 0, payload: { nowMs: 1 } });
+    await w1.close();
+    const stale = w1.state()!;
+    // Someone else continued the tape meanwhile.
+    const other = await TapeWriter.reopen(p, opts);
+    await other.append({ kind: 'clock', step: 1, payload: { nowMs: 2 } });
+    await other.close();
+
+    const w2 = await TapeWriter.resume(p, stale, opts);
+    expect(w2.frameCount).toBe(2);
+    expect(w2.chain).toBe(other.chain);
+    await w2.append({ kind: 'clock', step: 2, payload: { nowMs: 3 } });
+    await w2.close();
+    expect(verifyTape(p)).toMatchObject({ ok: true, frames: 3 });
+  });
+
   it('reopen truncates a torn tail first, then appends', async () => {
     const p = t.path('torn.jbx');
     const w1 = await TapeWriter.open(p, HEADER, opts);
