@@ -18,6 +18,7 @@ import {
   startAgent,
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
+import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
 import { type BenchSuite, median, result } from '../harness';
 import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';
@@ -70,7 +71,7 @@ export const e2eRunSuite: BenchSuite = {
         taskQueue: agentQueue,
         endpoints: localEndpoints(model.url),
         tools: researchTools,
-        workflowBundle: await bundleAgentWorkflows(),
+        workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
         tape: { dir: tapeDir, timings },
       });
       const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };

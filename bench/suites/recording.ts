@@ -10,6 +10,7 @@ import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
+import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const STEPS = 50;
@@ -31,7 +32,7 @@ export const recordingSuite: BenchSuite = {
     const nativeConnection = await NativeConnection.connect({ address: config.address });
     const connection = await Connection.connect({ address: config.address });
     const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tapes-'));
-    const workflowBundle = await bundleAgentWorkflows();
+    const workflowBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
     const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
     const measure = async (worker: Worker, taskQueue: string) => {
       let last: Awaited<ReturnType<typeof startAgent>> | undefined;

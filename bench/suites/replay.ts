@@ -30,6 +30,7 @@ import {
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
 import { readTimeline, replayTape } from '../../src/timetravel/replay';
+import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
 const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');
@@ -97,7 +98,7 @@ export const replaySuite: BenchSuite = {
     const nativeConnection = await NativeConnection.connect({ address: config.address });
     const connection = await Connection.connect({ address: config.address });
     const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-replay-'));
-    const workflowBundle = await bundleAgentWorkflows();
+    const workflowBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
     const taskQueue = `bench-replay-${Date.now()}`;
     const closers: (() => Promise<void>)[] = [];
     const worker = await createJukeboxWorker({

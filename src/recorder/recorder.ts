@@ -2,7 +2,6 @@
  * The worker-wide recorder: owns the tape store, the redactor and the price hook, and hands out one
  * ActivityTape per activity attempt.
  */
-import type { Info } from '@temporalio/activity';
 import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../llm/pricing';
 import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
 import type { RecordOutcomeInput } from './observations';
@@ -11,6 +10,19 @@ import type { RunIdentity, TapeStore, TapeStoreOptions } from './store';
 import { tapeStoreFromEnv } from './storeFromEnv';
 import { errorValue, toTapeValue } from './tapeValue';
 import type { RecorderTimings } from './timings';
+
+/**
+ * What the recorder reads of an activity's identity: the fields of Temporal's activity Info it uses, so an Info
+ * is one (the recorder itself stays free of the Temporal SDK).
+ */
+export interface ActivityIdentity {
+  workflowExecution?: { workflowId: string; runId: string };
+  workflowType?: string;
+  taskQueue: string;
+  activityId: string;
+  attempt: number;
+  activityType: string;
+}
 
 export interface TapeRecorderOptions extends TapeStoreOptions {
   /** The store to record into; default: `dir` when given, else the one `JUKEBOX_TAPE_STORE` names (storeFromEnv). */
@@ -60,7 +72,7 @@ export class TapeRecorder {
     this.timings = options.timings;
   }
 
-  runOf(info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
+  runOf(info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
     return {
       workflowId: info.workflowExecution?.workflowId ?? 'no-workflow',
       runId: info.workflowExecution?.runId ?? 'no-run',
@@ -72,7 +84,7 @@ export class TapeRecorder {
 
   forActivity(
     info: Pick<
-      Info,
+      ActivityIdentity,
       'workflowExecution' | 'workflowType' | 'taskQueue' | 'activityId' | 'attempt' | 'activityType'
     > & { isLocal?: boolean },
     step: number,
@@ -101,7 +113,7 @@ export class TapeRecorder {
 
   /** Writes the last observations and the outcome, then seals. A tape that is already sealed is left alone. */
   async recordOutcome(
-    info: Pick<Info, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
+    info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
     input: RecordOutcomeInput,
   ): Promise<{ sealed: boolean; path: string }> {
     const run = this.runOf(info);

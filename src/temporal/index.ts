@@ -45,7 +45,9 @@ export {
   type ValidatedFork,
   validateFork,
 } from './client/forkRun';
+export { isServerUp, probeServer, type ServerState } from './client/probe';
 export { loadRunHistory, type RunHistory, type RunHistoryRequest } from './client/runHistory';
+export { fetchHistoryBesideTape, type TemporalSession, withTemporal } from './client/session';
 export {
   captureRunHistory,
   type HistorySidecar,
@@ -55,8 +57,20 @@ export {
   storeHistory,
 } from './client/storedHistory';
 export { type CodeCheck, checkAgentCode, describeCodeCheck } from './worker/codeCheck';
-export { createJukeboxWorker, DEFAULT_TASK_QUEUE, type JukeboxWorkerOptions } from './worker/createWorker';
+export {
+  createJukeboxWorker,
+  DEFAULT_TASK_QUEUE,
+  type JukeboxWorkerOptions,
+  WorkflowsModuleRequiredError,
+} from './worker/createWorker';
+export {
+  JUKEBOX_PLUGIN_NAME,
+  JukeboxPlugin,
+  JukeboxPluginGivenTwiceError,
+  type JukeboxPluginOptions,
+} from './worker/jukeboxPlugin';
 export { LATENCY_WORKER_OPTIONS } from './worker/latencyOptions';
+export { installQuietRuntime, installStderrRuntime } from './worker/quietRuntime';
 export { TapeRecordingInterceptor } from './worker/recorderInterceptor';
 export { type TapeSinks, tapeSinks } from './worker/tapeSinks';
 export {
@@ -64,6 +78,7 @@ export {
   replayTemporalHistory,
   type TemporalReplayReport,
 } from './worker/temporalReplay';
+export { type BreakerWorkerOptions, jukeboxWorkerParts, type WorkerParts } from './worker/workerParts';
 export {
   assertTracedBundle,
   bundleTracedWorkflows,
@@ -71,7 +86,11 @@ export {
   type WorkerTelemetry,
   workerTelemetry,
 } from './worker/workerTelemetry';
-export { bundleAgentWorkflows, DEFAULT_WORKFLOWS_PATH } from './worker/workflowBundle';
+export {
+  bundleAgentWorkflows,
+  type WorkflowBundleOptions,
+  WorkflowCodeImportsNodeModuleError,
+} from './worker/workflowBundle';
 export {
   type ApprovalState,
   approvalQuery,

@@ -12,7 +12,7 @@ import { readTape } from '../../src/recorder/tape';
 import { breakerStatus, bundleAgentWorkflows, closeBreaker, startAgentGroup } from '../../src/temporal';
 import type { AgentGroupInput } from '../../src/temporal/workflow/agentGroupWorkflow';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
-import { connectTestWorker } from '../support/temporal';
+import { connectTestWorker, EXAMPLE_WORKFLOWS_PATH } from '../support/temporal';
 import { startStreamProxy } from './streamProxy';
 
 // 4,000 characters in 500 chunks, 10 ms apart: five seconds of stream if nobody cuts it.
@@ -123,7 +123,7 @@ describe('the cost cap trips mid-stream', () => {
     expect(after.tracks[0]!.spentUsd).toBeGreaterThan(0.0001);
     // The breaker's state lives in the workflow: replaying the history (trip, signal, resume) must reproduce it.
     await Worker.runReplayHistory(
-      { workflowBundle: await bundleAgentWorkflows() },
+      { workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH) },
       await handle.fetchHistory(),
     );
   });

@@ -13,6 +13,7 @@ import { localEndpoints } from '../../src/llm';
 import { readTape } from '../../src/recorder/tape';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgentGroup } from '../../src/temporal';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
+import { EXAMPLE_WORKFLOWS_PATH } from '../support/temporal';
 
 const STUCK = 'I cannot open the notes file from here; please attach it so I can continue.';
 
@@ -59,7 +60,7 @@ describe('a repetition trip ends the group run rolled back', () => {
       taskQueue,
       endpoints: localEndpoints(model.url),
       tools: [writeNote],
-      workflowBundle: await bundleAgentWorkflows(),
+      workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
       tape: { dir: tapeDir },
       booth: { workspaceRoot: workspace, stagingRoot: staging },
     });

@@ -8,12 +8,10 @@ import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import type { ToolDefinition } from '../../src/agent/tools';
 import type { LlmEndpoints } from '../../src/llm';
 import type { TapeRecorderOptions } from '../../src/recorder';
-import {
-  bundleAgentWorkflows,
-  createJukeboxWorker,
-  DEFAULT_WORKFLOWS_PATH,
-  type JukeboxWorkerOptions,
-} from '../../src/temporal';
+import { bundleAgentWorkflows, createJukeboxWorker, type JukeboxWorkerOptions } from '../../src/temporal';
+
+/** The example agents' workflows module, which most tests run. */
+export const EXAMPLE_WORKFLOWS_PATH = path.join(__dirname, '../../examples/workflows.ts');
 
 // Bundling takes seconds; a test file bundles each workflows module once.
 const bundles = new Map<string, ReturnType<typeof bundleAgentWorkflows>>();
@@ -31,7 +29,7 @@ export async function connectTestWorker(options: {
   booth?: JukeboxWorkerOptions['booth'];
 }) {
   const config = temporalConfigFromEnv();
-  const workflowsPath = options.workflowsPath ?? DEFAULT_WORKFLOWS_PATH;
+  const workflowsPath = options.workflowsPath ?? EXAMPLE_WORKFLOWS_PATH;
   let bundle = bundles.get(workflowsPath);
   if (!bundle) {
     bundle = bundleAgentWorkflows(workflowsPath);

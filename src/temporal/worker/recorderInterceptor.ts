@@ -6,11 +6,20 @@ import { runWithActivityTape } from '../../recorder/activityTape';
 import { type Observation, RECORD_OUTCOME_ACTIVITY } from '../../recorder/observations';
 import type { TapeRecorder } from '../../recorder/recorder';
 
-function splitInput(arg: unknown): { step: number; observations: Observation[]; rest: unknown } {
+/**
+ * A Jukebox step names its step on its input. Any other activity (a plain workflow's) takes its place among the
+ * workflow's activities: the SDK numbers them 1, 2, ... in its activity ids.
+ */
+function splitInput(
+  arg: unknown,
+  activityId: string,
+): { step: number; observations: Observation[]; rest: unknown } {
+  const seq = /^[1-9][0-9]*$/.test(activityId) ? Number(activityId) - 1 : 0;
   if (typeof arg !== 'object' || arg === null || Array.isArray(arg))
-    return { step: 0, observations: [], rest: arg };
+    return { step: seq, observations: [], rest: arg };
   const { observations, ...rest } = arg as { observations?: Observation[]; step?: unknown };
-  const step = typeof rest.step === 'number' && Number.isInteger(rest.step) && rest.step >= 0 ? rest.step : 0;
+  const step =
+    typeof rest.step === 'number' && Number.isInteger(rest.step) && rest.step >= 0 ? rest.step : seq;
   return { step, observations: Array.isArray(observations) ? observations : [], rest };
 }
 
@@ -41,7 +50,7 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
     const t0 = timings ? performance.now() : 0;
     let inside = 0;
     let flushedInside = 0;
-    const { step, observations, rest } = splitInput(input.args[0]);
+    const { step, observations, rest } = splitInput(input.args[0], info.activityId);
     const tape = this.recorder.forActivity(info, step);
     tape.start(input.args.length > 1 ? [rest, ...input.args.slice(1)] : rest, observations);
     let result: unknown;

@@ -4,6 +4,7 @@
  */
 import type { InjectedSinks } from '@temporalio/worker';
 import type { Sinks } from '@temporalio/workflow';
+import type { RecordOutcomeInput } from '../../recorder/observations';
 import type { TapeRecorder } from '../../recorder/recorder';
 
 export interface TapeSinks extends Sinks {
@@ -13,6 +14,11 @@ export interface TapeSinks extends Sinks {
      * tape frames are fsynced before the task's completion records their results in the history.
      */
     barrier(): void;
+    /**
+     * Called when a plain Temporal workflow (not a Jukebox agent) ends, by the tape outcome interceptors: its
+     * outcome is written and its tape sealed, as an agent's recordOutcome activity does.
+     */
+    outcome(input: RecordOutcomeInput): void;
   };
 }
 
@@ -25,6 +31,19 @@ export function tapeSinks(recorder: TapeRecorder | undefined): InjectedSinks<Tap
           await recorder?.barrier(info.workflowId, info.runId);
         },
         // A replayed task's local steps were recorded (and made durable) when it first ran.
+        callDuringReplay: false,
+      },
+      outcome: {
+        async fn(info, input) {
+          await recorder?.recordOutcome(
+            {
+              workflowExecution: { workflowId: info.workflowId, runId: info.runId },
+              workflowType: info.workflowType,
+              taskQueue: info.taskQueue,
+            },
+            input,
+          );
+        },
         callDuringReplay: false,
       },
     },

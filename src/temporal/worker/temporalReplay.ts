@@ -22,10 +22,11 @@ export interface TemporalReplayReport {
 
 export async function replayTemporalHistory(
   tapeFile: string,
-  options: { workflowsPath?: string; bundle?: { code: string } },
+  options: { workflowsPath: string } | { bundle: { code: string } },
 ): Promise<TemporalReplayReport> {
   const { history, sidecar } = loadStoredHistory(tapeFile);
-  const workflowBundle = options.bundle ?? (await bundleAgentWorkflows(options.workflowsPath));
+  const workflowBundle =
+    'bundle' in options ? options.bundle : await bundleAgentWorkflows(options.workflowsPath);
   return replayHistoryWithCode(tapeFile, history, sidecar.workflowId, workflowBundle);
 }
 

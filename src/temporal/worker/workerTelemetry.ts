@@ -14,15 +14,18 @@ import {
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
-import { type ActivityInterceptorsFactory, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
 import { WORKFLOW_INTERCEPTORS_MARKER } from '../../telemetry/conventions';
 import { TelemetryConfigError } from '../../telemetry/errors';
 import { type JukeboxTelemetryOptions, LiveTelemetry } from '../../telemetry/liveTelemetry';
 import { GenAiActivityInterceptor } from './genAiActivityInterceptor';
-import { DEFAULT_WORKFLOWS_PATH } from './workflowBundle';
+import { bundleAgentWorkflows } from './workflowBundle';
 
-// A source path, as DEFAULT_WORKFLOWS_PATH is: the workflow bundler compiles it.
-export const WORKFLOW_INTERCEPTORS_MODULE = path.join(__dirname, 'workflowInterceptors.ts');
+// The workflow bundler compiles it: the .ts source when Jukebox runs from its sources, the .js in a build.
+export const WORKFLOW_INTERCEPTORS_MODULE = path.join(
+  __dirname,
+  `../workflow/telemetryInterceptors${path.extname(__filename)}`,
+);
 
 export interface WorkerTelemetry {
   /** Outermost, so the RunActivity span covers the whole attempt. */
@@ -32,15 +35,9 @@ export interface WorkerTelemetry {
   sinks: NonNullable<WorkerOptions['sinks']>;
 }
 
-const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-
 /** A workflow bundle with the telemetry workflow interceptors in it (pass it as `workflowBundle`). */
-export function bundleTracedWorkflows(workflowsPath = DEFAULT_WORKFLOWS_PATH) {
-  return bundleWorkflowCode({
-    workflowsPath,
-    workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_MODULE],
-    logger: silent,
-  });
+export function bundleTracedWorkflows(workflowsPath: string) {
+  return bundleAgentWorkflows({ workflowsPath, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_MODULE] });
 }
 
 /** Without the workflow interceptors no invoke_agent span exists and activity spans lose their parents. */
@@ -48,7 +45,7 @@ export function assertTracedBundle(bundle: NonNullable<WorkerOptions['workflowBu
   if ('code' in bundle && !bundle.code.includes(WORKFLOW_INTERCEPTORS_MARKER))
     throw new TelemetryConfigError(
       'the workflowBundle given with `telemetry` was built without the telemetry workflow interceptors; ' +
-        'build it with bundleTracedWorkflows(workflowsPath) from src/telemetry/, or leave workflowBundle unset',
+        'build it with bundleWorkflowCode({ workflowsPath, plugins: [jukeboxPlugin] }) or bundleTracedWorkflows(workflowsPath), or leave workflowBundle unset',
     );
 }
 

@@ -18,6 +18,7 @@ import {
 import { localEndpoints } from '../../../src/llm';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
+import { EXAMPLE_WORKFLOWS_PATH } from '../../support/temporal';
 
 const BREAKER = { velocity: { maxTokensPerSecond: 1e9, maxUsdPerMinute: 1e9 } };
 
@@ -68,7 +69,7 @@ describe('the dev server Jukebox starts is set up for short steps', () => {
       taskQueue: 'tuned',
       endpoints: localEndpoints(model.url),
       tools: researchTools,
-      workflowBundle: await bundleAgentWorkflows(),
+      workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
       tape: { dir: path.join(tmp, 'tapes') },
     });
     const input = { question: 'One lookup.', maxTurns: 3 };

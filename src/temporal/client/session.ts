@@ -1,0 +1,46 @@
+/**
+ * A connection and client to the configured Temporal server (JUKEBOX_TEMPORAL_ADDRESS / _NAMESPACE) for one
+ * piece of work, closed after it: how `jbx` reaches Temporal without importing the SDK itself.
+ */
+import { Client, Connection } from '@temporalio/client';
+import { type TemporalConfig, temporalConfigFromEnv } from '../config';
+import { storeHistory } from './storedHistory';
+
+export interface TemporalSession {
+  connection: Connection;
+  client: Client;
+  config: TemporalConfig;
+}
+
+const CONNECT_TIMEOUT_MS = 5_000;
+
+export async function withTemporal<T>(
+  work: (session: TemporalSession) => Promise<T>,
+  config: TemporalConfig = temporalConfigFromEnv(),
+): Promise<T> {
+  const connection = await Connection.connect({
+    address: config.address,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+  });
+  try {
+    return await work({
+      connection,
+      client: new Client({ connection, namespace: config.namespace }),
+      config,
+    });
+  } finally {
+    await connection.close();
+  }
+}
+
+/** Fetches a run's history from the server and stores it beside its tape (storedHistory.ts). */
+export async function fetchHistoryBesideTape(
+  tapeFile: string,
+  run: { workflowId: string; runId: string },
+  config?: TemporalConfig,
+): Promise<void> {
+  await withTemporal(async ({ client }) => {
+    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
+    await storeHistory(tapeFile, history, run);
+  }, config);
+}

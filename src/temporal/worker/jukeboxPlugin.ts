@@ -1,0 +1,187 @@
+/**
+ * Jukebox as a Temporal plugin: `Worker.create({ ..., plugins: [new JukeboxPlugin({ tools })] })` adds the
+ * flight recorder, the Shadow Booth, forks and the circuit breaker to a worker a team already has, and the same
+ * object goes to `new Client({ plugins })`. Its options are merged into the worker's by @temporalio/plugin's
+ * SimplePlugin (activities and interceptors appended to the worker's own); what SimplePlugin cannot express is
+ * done here: the workflow bundle is built before the worker starts, because every tape header carries its hash.
+ */
+import path from 'node:path';
+import type { ClientOptions, ClientPlugin } from '@temporalio/client';
+import { SimplePlugin } from '@temporalio/plugin';
+import type {
+  BundleOptions,
+  BundlerPlugin,
+  ReplayWorkerOptions,
+  WorkerOptions,
+  WorkerPlugin,
+  WorkflowBundleOption,
+} from '@temporalio/worker';
+import type { ToolDefinition } from '../../agent/tools';
+import { BoothRuntime, type ShadowBoothConfig } from '../../booth/shadowBooth';
+import { JukeboxError } from '../../errors';
+import { endpointsFromEnv, type LlmEndpoints } from '../../llm';
+import { hashWorkflowBundle, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
+import { tapeDirFromEnv } from '../../recorder/store';
+import type { JukeboxTelemetryOptions } from '../../telemetry';
+import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
+import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
+import { tapeSinks } from './tapeSinks';
+import { type BreakerWorkerOptions, jukeboxWorkerParts } from './workerParts';
+import { assertTracedBundle, WORKFLOW_INTERCEPTORS_MODULE, workerTelemetry } from './workerTelemetry';
+import { bundleAgentWorkflows } from './workflowBundle';
+
+export const JUKEBOX_PLUGIN_NAME = 'jukebox';
+
+// Compiled by the workflow bundler: the .ts source when Jukebox runs from its sources, the .js in a build.
+const TAPE_OUTCOME_MODULE = path.join(
+  __dirname,
+  `../workflow/tapeOutcomeInterceptors${path.extname(__filename)}`,
+);
+
+export interface JukeboxPluginOptions {
+  /** The tools agents call with `ctx.tool(name, args)`, run as activities on this worker. */
+  tools?: readonly ToolDefinition[];
+  /** Where `ctx.llm` requests go; default endpointsFromEnv() (API keys, base URLs, JUKEBOX_MODEL_URL). */
+  endpoints?: LlmEndpoints;
+  /**
+   * The flight recorder: on by default, one tape per run under `$JUKEBOX_TAPE_DIR` (else `.jukebox/tapes`) or
+   * the store `JUKEBOX_TAPE_STORE` names. `false` switches it off.
+   */
+  tape?: false | TapeRecorderOptions;
+  /**
+   * The Shadow Booth: where runs stage files, SQL and MCP calls until `ctx.commit` (docs/shadow-booth.md).
+   * Pass a BoothRuntime to share it or to close its MCP connections yourself when the worker stops.
+   */
+  booth?: ShadowBoothConfig | BoothRuntime;
+  /** Worker-wide circuit breaker settings (prices, the Python of the code-shape detector). */
+  breaker?: BreakerWorkerOptions;
+  /** OpenTelemetry GenAI spans and metrics of every run (docs/telemetry.md). Off unless given. */
+  telemetry?: JukeboxTelemetryOptions;
+}
+
+/** The plugin was given twice to one worker or client: its activities and interceptors would run twice. */
+export class JukeboxPluginGivenTwiceError extends JukeboxError {
+  constructor(where: 'worker' | 'client') {
+    super(
+      'JUKEBOX_PLUGIN_GIVEN_TWICE',
+      `JukeboxPlugin was given more than once to this ${where} (in its plugins, or once there and once on its ` +
+        'connection): each step would be recorded and intercepted twice. Pass one JukeboxPlugin; put every tool ' +
+        'and option into that one.',
+      { nonRetryable: true },
+    );
+  }
+}
+
+function assertOnce(plugins: readonly { name: string }[] | undefined, where: 'worker' | 'client'): void {
+  if ((plugins ?? []).filter((p) => p.name === JUKEBOX_PLUGIN_NAME).length > 1)
+    throw new JukeboxPluginGivenTwiceError(where);
+}
+
+export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin {
+  readonly name = JUKEBOX_PLUGIN_NAME;
+
+  constructor(readonly options: JukeboxPluginOptions = {}) {}
+
+  /** Workflow interceptor modules every bundle of a Jukebox worker includes. */
+  get workflowModules(): string[] {
+    return [TAPE_OUTCOME_MODULE, ...(this.options.telemetry ? [WORKFLOW_INTERCEPTORS_MODULE] : [])];
+  }
+
+  configureClient(options: ClientOptions): ClientOptions {
+    assertOnce((options as { plugins?: ClientPlugin[] }).plugins, 'client');
+    return options;
+  }
+
+  /** So `bundleWorkflowCode({ workflowsPath, plugins: [jukebox] })` builds a bundle the plugin can run. */
+  configureBundler(options: BundleOptions): BundleOptions {
+    return {
+      ...options,
+      workflowInterceptorModules: [
+        ...(options.workflowInterceptorModules ?? []),
+        ...this.workflowModules.filter((m) => !options.workflowInterceptorModules?.includes(m)),
+      ],
+    };
+  }
+
+  async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
+    assertOnce(options.plugins, 'worker');
+    const o = this.options;
+    const endpoints = o.endpoints ?? endpointsFromEnv();
+    const secrets = Object.values(endpoints).flatMap((e) => (e ? [e.apiKey] : []));
+    const telemetry = o.telemetry && workerTelemetry(o.telemetry, secrets);
+    const bundle = await this.workflowBundle(options);
+    if (telemetry && bundle) assertTracedBundle(bundle);
+    let recorder: TapeRecorder | undefined;
+    if (o.tape !== false) {
+      const tape = o.tape ?? {};
+      recorder = new TapeRecorder({
+        ...tape,
+        agentCodeHash: tape.agentCodeHash ?? (bundle ? await hashWorkflowBundle(bundle) : undefined),
+        redaction: { ...tape.redaction, secrets: [...(tape.redaction?.secrets ?? []), ...secrets] },
+      });
+      // Kept by its hash beside the tapes, so `jbx bundle` can pack the exact code that recorded a run.
+      if (bundle && tape.agentCodeHash === undefined)
+        await storeWorkflowCode(tape.dir ? path.resolve(tape.dir) : tapeDirFromEnv(), bundle);
+    }
+    const booth = o.booth instanceof BoothRuntime ? o.booth : o.booth && new BoothRuntime(o.booth);
+    const parts = jukeboxWorkerParts({
+      endpoints,
+      tools: o.tools ?? [],
+      recorder,
+      booth,
+      breaker: o.breaker ?? {},
+      telemetry,
+    });
+    const merged = new SimplePlugin({
+      name: JUKEBOX_PLUGIN_NAME,
+      activities: parts.activities,
+      workerInterceptors: { activity: parts.activityInterceptors },
+    }).configureWorker(bundle ? { ...options, workflowBundle: bundle, workflowsPath: undefined } : options);
+    return {
+      ...merged,
+      // Bundled here with the interceptor modules in it: left in the options, the worker would warn it ignores them.
+      ...(bundle && !options.workflowBundle
+        ? { interceptors: { ...merged.interceptors, workflowModules: undefined } }
+        : {}),
+      maxEagerActivityReservationsPerWorkflowTask:
+        merged.maxEagerActivityReservationsPerWorkflowTask ??
+        LATENCY_WORKER_OPTIONS.maxEagerActivityReservationsPerWorkflowTask,
+      sinks: { ...merged.sinks, ...parts.sinks },
+    };
+  }
+
+  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const modules = options.workflowsPath ? this.workflowModules : [];
+    return {
+      ...options,
+      interceptors: {
+        ...options.interceptors,
+        workflowModules: [...(options.interceptors?.workflowModules ?? []), ...modules],
+      },
+      // A replayed workflow still calls the tape barrier; the sink does nothing during replay.
+      sinks: { ...options.sinks, ...tapeSinks(undefined) },
+    };
+  }
+
+  /**
+   * The bundle the worker will run: the one it was given, else its workflowsPath bundled here with every
+   * plugin's bundler settings (as Worker.create would), so the recorder can hash it. None for a worker that
+   * runs activities only.
+   */
+  private async workflowBundle(options: WorkerOptions): Promise<WorkflowBundleOption | undefined> {
+    if (options.workflowBundle) return options.workflowBundle;
+    if (!options.workflowsPath) return undefined;
+    return bundleAgentWorkflows({
+      workflowsPath: options.workflowsPath,
+      workflowInterceptorModules: options.interceptors?.workflowModules ?? [],
+      ...(options.dataConverter?.payloadConverterPath
+        ? { payloadConverterPath: options.dataConverter.payloadConverterPath }
+        : {}),
+      ...(options.dataConverter?.failureConverterPath
+        ? { failureConverterPath: options.dataConverter.failureConverterPath }
+        : {}),
+      ...(options.bundlerOptions ?? {}),
+      plugins: options.plugins ?? [this],
+    });
+  }
+}

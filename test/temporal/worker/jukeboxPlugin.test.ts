@@ -1,0 +1,111 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  JukeboxPlugin,
+  JukeboxPluginGivenTwiceError,
+  WorkflowCodeImportsNodeModuleError,
+} from '../../../src/temporal';
+import { temporalConfigFromEnv } from '../../../src/temporal/config';
+import * as activities from './fixtures/helloActivities';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const FIXTURES = path.join(__dirname, 'fixtures');
+
+function jbx(...args: string[]) {
+  const r = spawnSync(process.execPath, [path.join(ROOT, 'src/cli/bin.js'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('JukeboxPlugin on a plain Temporal worker', () => {
+  const config = temporalConfigFromEnv();
+  const tapes = mkdtempSync(path.join(os.tmpdir(), 'jukebox-plugin-tapes-'));
+  let nativeConnection: NativeConnection;
+  let connection: Connection;
+
+  beforeAll(async () => {
+    nativeConnection = await NativeConnection.connect({ address: config.address });
+    connection = await Connection.connect({ address: config.address });
+  });
+  afterAll(async () => {
+    await nativeConnection?.close();
+    await connection?.close();
+    rmSync(tapes, { recursive: true, force: true });
+  });
+
+  it("records a plain workflow's activities onto a sealed tape that jbx ls, show and verify read", async () => {
+    const taskQueue = `plugin-${Date.now().toString(36)}`;
+    const plugin = new JukeboxPlugin({ tape: { dir: tapes } });
+    // Temporal's hello-world worker, plus one plugin.
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue,
+      workflowsPath: path.join(FIXTURES, 'helloWorkflows.ts'),
+      activities,
+      plugins: [plugin],
+    });
+    const client = new Client({ connection, namespace: config.namespace, plugins: [plugin] });
+    const workflowId = `hello-${taskQueue}`;
+    const result = await worker.runUntil(
+      client.workflow.execute('helloWorkflow', { taskQueue, workflowId, args: ['Temporal'] }),
+    );
+    expect(result).toBe('HELLO, TEMPORAL!');
+
+    const ls = jbx('ls', '--dir', tapes, '--json');
+    expect(ls.code, ls.stderr).toBe(0);
+    const rows = JSON.parse(ls.stdout);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ workflow: 'helloWorkflow', workflowId, steps: 2, outcome: 'completed' });
+
+    const tape = path.join(tapes, readdirSync(tapes).find((f) => f.endsWith('.jbx'))!);
+    const show = jbx('show', tape, '--json');
+    expect(show.code, show.stderr).toBe(0);
+    const shown = JSON.stringify(JSON.parse(show.stdout));
+    // Each activity's input and output, and the workflow's result in the outcome.
+    for (const value of ['"greet"', '"shout"', '"Temporal"', '"Hello, Temporal!"', '"HELLO, TEMPORAL!"'])
+      expect(shown).toContain(value);
+
+    const verify = jbx('verify', tape, '--json');
+    expect(verify.code, verify.stderr).toBe(0);
+    expect(JSON.parse(verify.stdout)).toMatchObject({ sealed: true });
+  });
+
+  it('refuses to be given twice to one worker, and to one client', async () => {
+    const twice = Worker.create({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue: 'never-polled',
+      activities,
+      plugins: [new JukeboxPlugin({ tape: false }), new JukeboxPlugin({ tape: false })],
+    });
+    await expect(twice).rejects.toBeInstanceOf(JukeboxPluginGivenTwiceError);
+    await expect(twice).rejects.toThrow(/given more than once to this worker.*Pass one JukeboxPlugin/s);
+    const plugin = new JukeboxPlugin({ tape: false });
+    expect(() => new Client({ connection, plugins: [plugin, plugin] })).toThrow(JukeboxPluginGivenTwiceError);
+  });
+
+  it('names the Node module a workflows module imports and the file importing it', async () => {
+    const created = Worker.create({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue: 'never-polled',
+      workflowsPath: path.join(FIXTURES, 'nodeImportingWorkflows.ts'),
+      plugins: [new JukeboxPlugin({ tape: false })],
+    });
+    await expect(created).rejects.toBeInstanceOf(WorkflowCodeImportsNodeModuleError);
+    const err = (await created.catch((e) => e)) as WorkflowCodeImportsNodeModuleError;
+    expect(err.code).toBe('WORKFLOW_IMPORTS_NODE_MODULE');
+    expect(err.imports).toEqual([
+      { module: 'fs', importedBy: [expect.stringMatching(/fixtures\/readsFile\.ts$/)] },
+    ]);
+    expect(err.message).toMatch(/'fs' \(imported by .*readsFile\.ts\).*move file, network and clock access/);
+  });
+});
