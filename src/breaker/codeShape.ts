@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import ts from 'typescript';
+import type * as TypeScript from 'typescript';
+import { OptionalDependencyMissingError, requireOptional } from '../errors/optionalDependency';
 import type { CodeShape } from './features';
 import { fnv1a, shortHash } from './textKeys';
 
@@ -54,12 +55,14 @@ function shapeOf(lang: CodeShape['lang'], tokens: string[]): CodeShape {
  * comments are not in the tree. Returns undefined if the text does not parse as TypeScript/JavaScript.
  */
 export function typescriptShape(source: string): CodeShape | undefined {
+  const ts = typescriptCompiler();
+  if (!ts) return lexicalShape(source);
   const file = ts.createSourceFile('snippet.tsx', source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TSX);
   const diagnostics = (file as unknown as { parseDiagnostics?: unknown[] }).parseDiagnostics ?? [];
   if (diagnostics.length || file.statements.length === 0) return undefined;
   const names = new Map<string, string>();
   const tokens: string[] = [];
-  const visit = (node: ts.Node) => {
+  const visit = (node: TypeScript.Node) => {
     if (ts.isIdentifier(node) || ts.isPrivateIdentifier(node)) {
       const text = node.text;
       let alias = names.get(text);
@@ -86,6 +89,54 @@ export function typescriptShape(source: string): CodeShape | undefined {
   };
   file.statements.forEach(visit);
   return shapeOf('typescript', tokens);
+}
+
+let compiler: typeof TypeScript | null | undefined;
+
+/**
+ * The TypeScript compiler is an optional peer (it is large): without it, TypeScript and JavaScript snippets are
+ * compared by lexicalShape, which sees the same renamings and literal edits but not the syntax tree.
+ */
+function typescriptCompiler(): typeof TypeScript | undefined {
+  if (compiler === undefined) {
+    try {
+      compiler = requireOptional<typeof TypeScript>('typescript', "The breaker's code-shape detector");
+    } catch (err) {
+      if (!(err instanceof OptionalDependencyMissingError)) throw err;
+      compiler = null;
+    }
+  }
+  return compiler ?? undefined;
+}
+
+const JS_KEYWORDS = new Set(
+  (
+    'async await break case catch class const continue debugger default delete do else export extends false ' +
+    'finally for from function if import in instanceof interface let new null of return static super switch ' +
+    'this throw true try type typeof undefined var void while with yield'
+  ).split(' '),
+);
+const LEXEME =
+  /\/\/[^\n]*|\/\*[\s\S]*?\*\/|`(?:\\.|[^`\\])*`|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"|\d[\d_]*(?:\.\d+)?(?:[eE][-+]?\d+)?n?|[A-Za-z_$][\w$]*|===|!==|\*\*=?|=>|\?\?=?|\?\.|&&=?|\|\|=?|<<=?|>>>?=?|[-+*/%&|^<>!=]=?|\+\+|--|[^\s]/g;
+
+/**
+ * The shape of TypeScript/JavaScript without its parser: the token stream with comments and formatting gone,
+ * identifiers renamed by first appearance and literals reduced to their kind, keywords and operators kept.
+ */
+export function lexicalShape(source: string): CodeShape | undefined {
+  const names = new Map<string, string>();
+  const tokens: string[] = [];
+  for (const [lexeme] of source.matchAll(LEXEME)) {
+    if (lexeme.startsWith('//') || lexeme.startsWith('/*')) continue;
+    const first = lexeme[0]!;
+    if (first === '"' || first === "'" || first === '`') tokens.push('STR');
+    else if (/\d/.test(first)) tokens.push('NUM');
+    else if (/[A-Za-z_$]/.test(first) && !JS_KEYWORDS.has(lexeme)) {
+      if (!names.has(lexeme)) names.set(lexeme, `$${names.size}`);
+      tokens.push(names.get(lexeme)!);
+    } else tokens.push(lexeme);
+  }
+  return tokens.length ? shapeOf('typescript', tokens) : undefined;
 }
 
 // Python's own parser (the ast module of the python3 on this machine), run once per batch of snippets.
@@ -141,8 +192,15 @@ export function pythonShapes(sources: string[], python = 'python3'): Promise<(Co
 export async function codeShapes(snippets: CodeSnippet[], python?: string): Promise<CodeShape[]> {
   const out: CodeShape[] = [];
   const forPython: string[] = [];
+  const untagged = new Set<number>();
   for (const s of snippets) {
     if (s.lang === 'python') {
+      forPython.push(s.source);
+      continue;
+    }
+    // Without the TypeScript parser nothing fails to parse as TypeScript: an untagged snippet goes to Python first.
+    if (s.lang === 'unknown' && !typescriptCompiler()) {
+      untagged.add(forPython.length);
       forPython.push(s.source);
       continue;
     }
@@ -150,6 +208,13 @@ export async function codeShapes(snippets: CodeSnippet[], python?: string): Prom
     if (shape) out.push(shape);
     else if (s.lang === 'unknown') forPython.push(s.source);
   }
-  for (const shape of await pythonShapes(forPython, python)) if (shape) out.push(shape);
+  const pythonResults = await pythonShapes(forPython, python);
+  pythonResults.forEach((shape, i) => {
+    if (shape) out.push(shape);
+    else if (untagged.has(i) && !typescriptCompiler()) {
+      const lexical = lexicalShape(forPython[i]!);
+      if (lexical) out.push(lexical);
+    }
+  });
   return out;
 }

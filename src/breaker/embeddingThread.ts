@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { resolveOptional } from '../errors/optionalDependency';
 
 /**
  * The thread's own code, plain CommonJS so it runs the same under tsx, vitest or compiled JavaScript (a worker
@@ -82,7 +83,12 @@ export class EmbeddingThread {
   constructor(modelPath: string, sessionOptions: Record<string, unknown>, niceness = 0) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
-      workerData: { ortPath: require.resolve('onnxruntime-node'), modelPath, sessionOptions, niceness },
+      workerData: {
+        ortPath: resolveOptional('onnxruntime-node', "The breaker's local embedding model"),
+        modelPath,
+        sessionOptions,
+        niceness,
+      },
     });
     this.ready = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (m: FromThread) => {

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { crossRealmError, JukeboxError } from '../errors';
+import { OptionalDependencyMissingError } from '../errors/optionalDependency';
 import type { Embedder } from './embedder';
 import { EmbeddingThread } from './embeddingThread';
 import { type TokenizerJson, WordPieceTokenizer } from './wordPieceTokenizer';
@@ -88,10 +89,13 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
-      const thread = new EmbeddingThread(onnx, SESSION_OPTIONS);
+      let thread: EmbeddingThread;
       try {
+        thread = new EmbeddingThread(onnx, SESSION_OPTIONS);
         await thread.ready;
       } catch (err) {
+        if (err instanceof OptionalDependencyMissingError)
+          throw new EmbeddingModelUnavailableError(this.modelDir, err.message, err);
         throw new EmbeddingModelUnavailableError(
           this.modelDir,
           `onnxruntime could not load model.onnx (${err instanceof Error ? err.message : String(err)})`,

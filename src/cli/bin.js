@@ -1,4 +1,5 @@
 #!/usr/bin/env node
-// Loads tsx so the CLI runs from TypeScript sources without a build step.
+// `jbx` from this repository's TypeScript sources, without a build: tests and scripts run it through tsx.
+// The published package runs the compiled dist/cli/jbx.js instead.
 require('tsx/cjs');
-require('./main.ts').main();
+require('./jbx.ts');

@@ -8,7 +8,6 @@ export interface CommandArgs {
 
 export interface CommandSpec {
   name: string;
-  summary: string;
   usage: string;
   /** Flags taking a value; every other flag is a boolean. */
   options?: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>;

@@ -8,7 +8,7 @@ function help(): string {
   return [
     'usage: jbx COMMAND [options]',
     '',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.load().summary}`),
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'exit codes: 0 ok, 1 operation failed, 2 usage error, 3 tape or bundle damaged',
   ].join('\n');

@@ -4,7 +4,8 @@
  * Use its `.chat(model)` models: they speak Chat Completions, which the tape, the proxy and the local model
  * server all understand.
  */
-import { createOpenAI, type OpenAIProviderSettings } from '@ai-sdk/openai';
+import type { OpenAIProviderSettings } from '@ai-sdk/openai';
+import { requireOptional } from '../errors/optionalDependency';
 import type { WrapOptions } from './openai';
 import { jukeboxFetch } from './recordingFetch';
 import { replayBookOf } from './replaySource';
@@ -15,5 +16,9 @@ export function recordedOpenAIProvider(settings: OpenAIProviderSettings = {}, op
     sink: options.sink,
     fetch: options.fetch,
   });
+  const { createOpenAI } = requireOptional<typeof import('@ai-sdk/openai')>(
+    '@ai-sdk/openai',
+    'recordedOpenAIProvider (the Vercel AI SDK integration)',
+  );
   return createOpenAI({ ...settings, fetch: fetch as typeof globalThis.fetch });
 }

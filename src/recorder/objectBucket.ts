@@ -2,17 +2,11 @@
  * The few S3 operations the object tape store needs, on any S3-compatible server (AWS S3, MinIO, SeaweedFS, versitygw):
  * create-if-absent (`If-None-Match: *`, the store's only concurrency primitive), get, and ordered listing.
  */
-import {
-  CreateBucketCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
+import { requireOptional } from '../errors/optionalDependency';
 import { ObjectStoreError } from './errors';
+
+type S3 = typeof import('@aws-sdk/client-s3');
 
 export interface ObjectBucketOptions {
   /** `http(s)://host:port` of an S3-compatible server; unset means AWS S3 of `region`. */
@@ -30,8 +24,13 @@ export class ObjectBucket {
   readonly bucket: string;
   readonly endpoint: string;
   private readonly client: S3Client;
+  private readonly s3: S3;
 
   constructor(options: ObjectBucketOptions) {
+    // An optional peer: only workers that record into an object store load the S3 client.
+    const s3 = requireOptional<S3>('@aws-sdk/client-s3', 'The S3 tape store (JUKEBOX_TAPE_STORE=s3://...)');
+    const { S3Client } = s3;
+    this.s3 = s3;
     this.bucket = options.bucket;
     this.endpoint = options.endpoint ?? `https://s3.${options.region ?? 'us-east-1'}.amazonaws.com`;
     this.client = new S3Client({
@@ -52,7 +51,7 @@ export class ObjectBucket {
   /** Creates the bucket; one that already exists (and is ours) is fine. */
   async createBucket(): Promise<void> {
     try {
-      await this.client.send(new CreateBucketCommand({ Bucket: this.bucket }));
+      await this.client.send(new this.s3.CreateBucketCommand({ Bucket: this.bucket }));
     } catch (err) {
       const name = (err as { name?: string }).name;
       if (name === 'BucketAlreadyOwnedByYou' || name === 'BucketAlreadyExists') return;
@@ -65,7 +64,7 @@ export class ObjectBucket {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.client.send(
-          new PutObjectCommand({
+          new this.s3.PutObjectCommand({
             Bucket: this.bucket,
             Key: key,
             Body: bytes,
@@ -90,7 +89,7 @@ export class ObjectBucket {
 
   async get(key: string): Promise<Uint8Array> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const out = await this.client.send(new this.s3.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!out.Body) throw new Error('the response had no body');
       return await out.Body.transformToByteArray();
     } catch (err) {
@@ -100,7 +99,7 @@ export class ObjectBucket {
 
   async exists(key: string): Promise<boolean> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      await this.client.send(new this.s3.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return true;
     } catch (err) {
       if (statusOf(err) === 404) return false;
@@ -131,7 +130,7 @@ export class ObjectBucket {
     try {
       do {
         const page = await this.client.send(
-          new ListObjectsV2Command({
+          new this.s3.ListObjectsV2Command({
             Bucket: this.bucket,
             Prefix: prefix,
             ...(options.delimiter ? { Delimiter: options.delimiter } : {}),
@@ -161,6 +160,5 @@ export class ObjectBucket {
 }
 
 function statusOf(err: unknown): number | undefined {
-  if (err instanceof S3ServiceException) return err.$metadata?.httpStatusCode;
   return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
 }

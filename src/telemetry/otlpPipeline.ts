@@ -2,11 +2,9 @@
  * A ready tracer and meter provider exporting over OTLP/HTTP to one collector (Jaeger, the OpenTelemetry
  * Collector, a vendor's endpoint), with outages reported once. Pass them as createJukeboxWorker's `telemetry`.
  */
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { requireOptional } from '../errors/optionalDependency';
 import { otlpSignalUrl } from './otlpEndpoint';
 import {
   ReportingMetricExporter,
@@ -35,6 +33,26 @@ export interface OtlpTelemetry {
 }
 
 export function createOtlpTelemetry(options: OtlpTelemetryOptions): OtlpTelemetry {
+  // The OpenTelemetry SDK and exporters are optional peers: only an application that asks for this pipeline loads them.
+  const feature = 'createOtlpTelemetry (OpenTelemetry export over OTLP/HTTP)';
+  const { OTLPMetricExporter } = requireOptional<typeof import('@opentelemetry/exporter-metrics-otlp-http')>(
+    '@opentelemetry/exporter-metrics-otlp-http',
+    feature,
+  );
+  const { OTLPTraceExporter } = requireOptional<typeof import('@opentelemetry/exporter-trace-otlp-http')>(
+    '@opentelemetry/exporter-trace-otlp-http',
+    feature,
+  );
+  const { Resource } = requireOptional<typeof import('@opentelemetry/resources')>(
+    '@opentelemetry/resources',
+    feature,
+  );
+  const { MeterProvider, PeriodicExportingMetricReader } = requireOptional<
+    typeof import('@opentelemetry/sdk-metrics')
+  >('@opentelemetry/sdk-metrics', feature);
+  const { BasicTracerProvider, BatchSpanProcessor } = requireOptional<
+    typeof import('@opentelemetry/sdk-trace-base')
+  >('@opentelemetry/sdk-trace-base', feature);
   const report = options.onError ?? reportToStderr;
   const tracesUrl = otlpSignalUrl(options.url, 'traces');
   const metricsUrl = otlpSignalUrl(options.url, 'metrics');

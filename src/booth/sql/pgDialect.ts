@@ -1,5 +1,7 @@
 /** The PostgreSQL side of the staged database: the shadow is a copy of the schema on the same server. */
+
 import knexFactory, { type Knex } from 'knex';
+import { requireOptional } from '../../errors/optionalDependency';
 import {
   type Db,
   type Dialect,
@@ -73,6 +75,7 @@ async function copyPgDependents(trx: Knex.Transaction, schema: string, shadow: s
 }
 
 function pgKnex(connection: Knex.PgConnectionConfig | string, schema: string): Knex {
+  requireOptional('pg', "The Shadow Booth's PostgreSQL staging");
   return knexFactory({ client: 'pg', connection, searchPath: [schema], pool: { min: 0, max: 2 } });
 }
 

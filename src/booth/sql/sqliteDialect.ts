@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
+import { requireOptional } from '../../errors/optionalDependency';
 import { type Db, type Dialect, INTERNAL, quoteIdent, TABLES_LOG, type WrittenRow } from './dialect';
 import { SQLITE_WRITTEN_DDL, sqliteRowObject, sqliteTrackingDdl, WRITTEN } from './rowTracking';
 import { type Encoded, encodeValue } from './values';
@@ -67,6 +68,7 @@ const withTracking: AfterCreate = (conn, done) => {
 };
 
 function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout): Knex {
+  requireOptional('sqlite3', "The Shadow Booth's SQLite staging");
   return knexFactory({
     client: 'sqlite3',
     connection: { filename },

@@ -5,11 +5,10 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { hashBundleCode } from '../../recorder/agentCodeHash';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { openTape, TapeError } from '../../recorder/tape';
-import { hasStoredHistory, loadStoredHistory, storeHistory } from '../../temporal';
+import { fetchHistoryBesideTape, hasStoredHistory, loadStoredHistory } from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
@@ -51,12 +50,8 @@ async function history(
   if (!hasStoredHistory(tapeFile)) {
     const temporal = temporalConfigFromEnv();
     info(`no history stored beside ${tapeFile}; fetching it from ${temporal.address}`);
-    let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
-      const client = new Client({ connection, namespace: temporal.namespace });
-      const h = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-      await storeHistory(tapeFile, h, run);
+      await fetchHistoryBesideTape(tapeFile, run, temporal);
     } catch (err) {
       throw new ExitError(
         ExitCode.failed,
@@ -64,8 +59,6 @@ async function history(
           'Run `jbx bundle` while the server that ran it is up, or pass --no-history (the bundle then replays offline but not with --temporal)',
         err,
       );
-    } finally {
-      await connection?.close();
     }
   }
   const { sidecar } = loadStoredHistory(tapeFile);
@@ -81,8 +74,6 @@ async function history(
 
 export const bundleCommand: CommandSpec = {
   name: 'bundle',
-  summary:
-    'pack a tape, its Temporal history and the workflow code that recorded it into one .jbxb bug report',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },

@@ -11,7 +11,6 @@ const USAGE = 'jbx diff A B [--html FILE] [--width N] [--dir D] [--json]';
 
 export const diffCommand: CommandSpec = {
   name: 'diff',
-  summary: 'compare two tapes step by step (a run and its fork): first divergence, per-step changes, summary',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },

@@ -20,7 +20,6 @@ function signalOf(value: unknown): SignalChoice {
 
 export const exportCommand: CommandSpec = {
   name: 'export',
-  summary: 'a tape as OpenTelemetry GenAI spans and metrics: post them over OTLP or print the OTLP JSON',
   usage: USAGE,
   options: {
     otlp: { type: 'string' },

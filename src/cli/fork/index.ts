@@ -4,7 +4,6 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import type { Provider } from '../../llm/types';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { TapeError } from '../../recorder/tape';
@@ -16,6 +15,7 @@ import {
   PROVIDERS,
   startFork,
   validateFork,
+  withTemporal,
 } from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
@@ -80,8 +80,6 @@ function systemPrompt(arg: unknown): string | undefined {
 
 export const forkCommand: CommandSpec = {
   name: 'fork',
-  summary:
-    'fork a recorded run at a step: earlier steps from the tape, later ones live with a new model/prompt',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
@@ -144,9 +142,7 @@ export const forkCommand: CommandSpec = {
             `${describeCodeCheck(code)}\nthe fork goes ahead: a step before the fork point whose request changed fails the fork with FORK_INHERITED_STEP_DIVERGED`,
           );
       }
-      const temporal = temporalConfigFromEnv();
-      const connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
-      try {
+      await withTemporal(async ({ connection, config: temporal }) => {
         const options = {
           ...request,
           connection,
@@ -186,9 +182,7 @@ export const forkCommand: CommandSpec = {
           error: f.error,
         });
         if (f.error) throw new ExitError(ExitCode.failed, `the fork ${f.workflowId} failed: ${f.error}`);
-      } finally {
-        await connection.close();
-      }
+      });
     } catch (err) {
       if (err instanceof ForkRequestError) throw new ExitError(ExitCode.usage, err.message, err);
       failed(err);
@@ -226,17 +220,19 @@ async function historyPoint(
     : undefined;
   const tapeDir = typeof flags.dir === 'string' ? path.resolve(flags.dir) : tapeDirFromEnv();
   const temporal = temporalConfigFromEnv();
-  let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
-    const run = await loadRunHistory({
-      ...(tapeFile ? { tapeFile } : {}),
-      ...(workflowId ? { workflowId } : {}),
-      ...(runId ? { runId } : {}),
-      tapeDir,
-      client: new Client({ connection, namespace: temporal.namespace }),
-      serverName: `${temporal.address} namespace ${temporal.namespace}`,
-    });
+    const run = await withTemporal(
+      ({ client }) =>
+        loadRunHistory({
+          ...(tapeFile ? { tapeFile } : {}),
+          ...(workflowId ? { workflowId } : {}),
+          ...(runId ? { runId } : {}),
+          tapeDir,
+          client,
+          serverName: `${temporal.address} namespace ${temporal.namespace}`,
+        }),
+      temporal,
+    );
     const point = stepAtEvent(run.alignment, eventId, run.tapeFile);
     out.info(`${run.workflowId} run ${run.runId}, history from ${run.historySource}: ${point.note}`);
     return { tapeFile: run.tapeFile, step: point.step, json: point };
@@ -245,7 +241,5 @@ async function historyPoint(
     if (err instanceof HistoryMismatchError) throw new ExitError(ExitCode.failed, err.message, err);
     if (err instanceof TapeError) throw headerFailure(tapeFile ?? String(workflowId), err);
     failed(err);
-  } finally {
-    await connection?.close();
   }
 }

@@ -50,7 +50,6 @@ function query(flags: Record<string, string | boolean | undefined>): TapeQuery {
 
 export const lsCommand: CommandSpec = {
   name: 'ls',
-  summary: 'list the recorded runs (tapes) in a folder, filtered by outcome, start, workflow; sorted',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },

@@ -62,8 +62,6 @@ function untilStopped(proxy: RecordingProxy): Promise<void> {
 
 export const proxyCommand: CommandSpec = {
   name: 'proxy',
-  summary:
-    'OpenAI/Anthropic-compatible recording proxy (one tape per session); --replay serves a tape offline',
   usage: USAGE,
   options: {
     port: { type: 'string' },

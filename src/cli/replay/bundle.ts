@@ -2,8 +2,7 @@
  * `jbx replay report.jbxb` (and `--temporal`): replays a bundle with the workflow code inside it, so neither
  * the agent's source nor a Temporal server is needed; the code is the very code that recorded the run.
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { replayHistoryWithCode } from '../../temporal';
+import { installStderrRuntime, replayHistoryWithCode } from '../../temporal';
 import { agentFromWorkflowCode } from '../../timetravel/bundle';
 import { AgentCodeNotFoundError, replayTape } from '../../timetravel/replay';
 import { ExitCode, ExitError } from '../exitError';
@@ -21,10 +20,7 @@ export async function replayBundle(file: string, temporal: boolean, out: Output)
         ExitCode.failed,
         `bundle ${file} holds no workflow history (it was made with --no-history); replay it without --temporal, or bundle the run again while its server is up`,
       );
-    Runtime.install({
-      logger: new DefaultLogger('WARN', (e) => process.stderr.write(`temporal ${e.level}: ${e.message}\n`)),
-      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
-    });
+    installStderrRuntime();
     const report = await replayHistoryWithCode(file, b.history, h.workflowId, { code: b.workflowCode });
     out.result(
       report.deterministic

@@ -2,16 +2,15 @@
  * `jbx replay TAPE`: re-executes the agent's code offline with every step answered from the tape and audits
  * each request; `--temporal` runs Temporal's replayer on the workflow history stored beside the tape.
  */
-import { Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { TapeError } from '../../recorder/tape';
 import {
   type CodeCheck,
   checkAgentCode,
   describeCodeCheck,
+  fetchHistoryBesideTape,
   hasStoredHistory,
+  installStderrRuntime,
   replayTemporalHistory,
-  storeHistory,
 } from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
@@ -60,28 +59,19 @@ export function failed(err: unknown): never {
 async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
   const h = t.tape.header;
   const config = temporalConfigFromEnv();
-  let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address: config.address, connectTimeout: 3_000 });
-    const { Client } = await import('@temporalio/client');
-    const client = new Client({ connection, namespace: config.namespace });
-    const history = await client.workflow.getHandle(h.workflowId, h.runId).fetchHistory();
-    await storeHistory(file, history, { workflowId: h.workflowId, runId: h.runId });
+    await fetchHistoryBesideTape(file, { workflowId: h.workflowId, runId: h.runId }, config);
   } catch (err) {
     throw new HistoryMissingError(
       file,
       `and fetching it from ${config.address} failed: ${(err as Error).message}`,
       err,
     );
-  } finally {
-    await connection?.close();
   }
 }
 
 export const replayCommand: CommandSpec = {
   name: 'replay',
-  summary:
-    'replay a tape offline against the current agent code (divergence audit), or a .jbxb with its own; --temporal: determinism check',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },
@@ -99,12 +89,7 @@ export const replayCommand: CommandSpec = {
       const config = loadProjectConfig(flags.project as string | undefined);
       if (flags.temporal) {
         // The replayer logs through the worker runtime; stdout is reserved for the result (--json).
-        Runtime.install({
-          logger: new DefaultLogger('WARN', (e) =>
-            process.stderr.write(`temporal ${e.level}: ${e.message}\n`),
-          ),
-          telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
-        });
+        installStderrRuntime();
         if (!hasStoredHistory(file)) {
           out.info(`no history stored beside ${file}; fetching it from the Temporal server`);
           await fetchHistoryInto(file, timeline);

@@ -2,9 +2,8 @@
  * `jbx show TAPE --events`: each step of the tape with the ids of its Temporal history events, so what the
  * Temporal Web UI shows lines up with the tape (and `jbx fork --event N` can be given any of those ids).
  */
-import { Client, Connection } from '@temporalio/client';
 import { TapeError } from '../../recorder/tape';
-import { loadRunHistory } from '../../temporal';
+import { loadRunHistory, withTemporal } from '../../temporal';
 import { hasStoredHistory } from '../../temporal/client/storedHistory';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { ForkRequestError, HistoryMismatchError, type StepEvents } from '../../timetravel/fork';
@@ -22,21 +21,17 @@ function stepLine(s: StepEvents): string {
 }
 
 export async function showEvents(file: string, tapeDir: string, out: Output): Promise<void> {
-  let connection: Connection | undefined;
   try {
-    let client: Client | undefined;
     const temporal = temporalConfigFromEnv();
-    // The stored history needs no server; only a tape without one asks the server that ran it.
-    if (!hasStoredHistory(file)) {
-      connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
-      client = new Client({ connection, namespace: temporal.namespace });
-    }
-    const run = await loadRunHistory({
+    const request = {
       tapeFile: file,
       tapeDir,
-      ...(client ? { client } : {}),
       serverName: `${temporal.address} namespace ${temporal.namespace}`,
-    });
+    };
+    // The stored history needs no server; only a tape without one asks the server that ran it.
+    const run = hasStoredHistory(file)
+      ? await loadRunHistory(request)
+      : await withTemporal(({ client }) => loadRunHistory({ ...request, client }), temporal);
     const a = run.alignment;
     const human = [
       `tape ${file}`,
@@ -64,7 +59,5 @@ export async function showEvents(file: string, tapeDir: string, out: Output): Pr
         err,
       );
     throw err;
-  } finally {
-    await connection?.close();
   }
 }

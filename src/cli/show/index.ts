@@ -18,7 +18,6 @@ function index(flag: string | boolean | undefined, name: string): number | undef
 
 export const showCommand: CommandSpec = {
   name: 'show',
-  summary: 'print the frames of a tape, blobs resolved (one step or frame in full with --step / --frame)',
   usage: USAGE,
   options: {
     json: { type: 'boolean' },

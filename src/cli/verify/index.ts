@@ -11,7 +11,6 @@ const USAGE = 'jbx verify TAPE|BUNDLE.jbxb [--dir D] [--json]';
 
 export const verifyCommand: CommandSpec = {
   name: 'verify',
-  summary: 'check every hash and the chain of a tape or a .jbxb bundle; exit 3 if it is damaged',
   usage: USAGE,
   options: { json: { type: 'boolean' }, dir: { type: 'string' } },
   async run({ positionals, flags, out }) {

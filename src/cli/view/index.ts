@@ -47,8 +47,6 @@ function untilSignal(): Promise<void> {
 
 export const viewCommand: CommandSpec = {
   name: 'view',
-  summary:
-    'browse tapes in a local web app: runs, timelines, conversations, stream playback, side-by-side diff',
   usage: USAGE,
   options: { json: { type: 'boolean' }, port: { type: 'string' } },
   async run({ positionals, flags, out }) {

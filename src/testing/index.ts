@@ -1,0 +1,14 @@
+/**
+ * `jukebox/testing`: for an application's own tests. The scripted model server (real HTTP speaking the
+ * OpenAI and Anthropic wire formats, no key, no network) and offline replay of recorded tapes: a test runs
+ * its agent against a tape and fails on any divergence, with no Temporal server and no model API.
+ */
+
+export {
+  type ReplayOptions,
+  type ReplayReport,
+  readTimeline,
+  replayTape,
+  type Timeline,
+} from '../timetravel/replay';
+export * from './modelserver';

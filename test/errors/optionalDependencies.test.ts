@@ -1,0 +1,90 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { embeddingModelDir } from '../../src/breaker/localEmbedder';
+import { OPTIONAL_DEPENDENCIES } from '../../src/errors/optionalDependency';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function useOptionalParts(without: string[]) {
+  const stdout = execFileSync(
+    process.execPath,
+    [
+      '-r',
+      path.join(__dirname, 'fixtures/withoutPackages.js'),
+      '--import',
+      'tsx',
+      path.join(__dirname, 'fixtures/useOptionalParts.ts'),
+    ],
+    { cwd: ROOT, encoding: 'utf8', env: { ...process.env, JUKEBOX_TEST_WITHOUT: without.join(',') } },
+  );
+  return JSON.parse(stdout) as Record<
+    string,
+    { ok: boolean; code?: string; dependency?: string; message?: string; value?: unknown }
+  >;
+}
+
+describe('optional peer dependencies', () => {
+  it('are the peers package.json declares optional, at the same ranges', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(pkg.peerDependencies).toEqual(OPTIONAL_DEPENDENCIES);
+    for (const name of Object.keys(OPTIONAL_DEPENDENCIES)) {
+      expect(pkg.peerDependenciesMeta[name]).toEqual({ optional: true });
+      expect(pkg.dependencies[name]).toBeUndefined();
+    }
+  });
+
+  it('each missing one is a typed error naming the package to install; code shapes fall back to tokens', () => {
+    // The model files must be there, or the embedder would fail for that reason instead (npm test installs them).
+    expect(existsSync(path.join(embeddingModelDir(), 'model.onnx'))).toBe(true);
+    const r = useOptionalParts(Object.keys(OPTIONAL_DEPENDENCIES));
+    const missing = (dependency: string, feature: RegExp) => ({
+      ok: false,
+      code: 'OPTIONAL_DEPENDENCY_MISSING',
+      dependency,
+      message: expect.stringMatching(feature),
+    });
+    expect(r.aiSdk).toMatchObject(
+      missing(
+        '@ai-sdk/openai',
+        /^recordedOpenAIProvider .* needs the package @ai-sdk\/openai, which is not installed\. Install it next to jukebox: npm install @ai-sdk\/openai@\^3\.0\.141$/,
+      ),
+    );
+    expect(r.s3).toMatchObject(
+      missing('@aws-sdk/client-s3', /^The S3 tape store .*npm install @aws-sdk\/client-s3@\^3\.1175\.0$/),
+    );
+    expect(r.otlp).toMatchObject(
+      missing(
+        '@opentelemetry/exporter-metrics-otlp-http',
+        /^createOtlpTelemetry .*npm install @opentelemetry\/exporter-metrics-otlp-http@\^0\.57\.2$/,
+      ),
+    );
+    expect(r.sqlite).toMatchObject(
+      missing(
+        'sqlite3',
+        /^The Shadow Booth's SQLite staging needs the package sqlite3.*npm install sqlite3@\^6\.0\.1$/,
+      ),
+    );
+    // The embedder's own error (the breaker turns it into n-gram similarity and says why in `degraded`).
+    expect(r.embedder).toMatchObject({
+      ok: false,
+      code: 'BREAKER_EMBEDDING_MODEL_UNAVAILABLE',
+      message: expect.stringContaining('needs the package onnxruntime-node, which is not installed'),
+    });
+    // Without the TypeScript compiler, code is compared by its tokens: a renamed, reformatted copy is the same shape.
+    expect(r.codeShapes!.ok).toBe(true);
+    const [a, b] = r.codeShapes!.value as string[];
+    expect(a).toBe(b);
+  });
+
+  it('are loaded when present', () => {
+    const r = useOptionalParts([]);
+    expect(r.aiSdk!.ok).toBe(true);
+    expect(r.s3!.ok).toBe(true);
+    expect(r.otlp!.ok).toBe(true);
+    expect(r.sqlite!.ok).toBe(true);
+    expect(r.embedder).toMatchObject({ ok: true, value: 'loaded' });
+    expect(r.codeShapes!.ok).toBe(true);
+  });
+});
