@@ -14,26 +14,31 @@ import {
 } from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
+import { findWorkflowCode } from '../../timetravel/bundle/codeStore';
 import { isBundleFile } from '../../timetravel/bundle/format';
 import {
   AgentCodeNotFoundError,
+  findAgentCode,
   HistoryMissingError,
   loadProjectConfig,
-  locateAgent,
   ProjectConfigError,
+  ReplayCodeMissingError,
   readTimeline,
   replayTape,
+  storedCodeDirs,
   TapeNotReplayableError,
   type Timeline,
 } from '../../timetravel/replay';
+
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
 import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
 import { replayBundle } from './bundle';
 import { renderReplayReport } from './render';
+import { isSuiteArgument, replaySuite } from './suite';
 
 const USAGE =
-  'jbx replay TAPE|BUNDLE.jbxb [--temporal] [--project DIR] [--skip-code-check] [--dir D] [--json]';
+  'jbx replay TAPE|BUNDLE.jbxb|DIR|GLOB [--against DIR] [--junit FILE] [--jobs N] [--temporal] [--skip-code-check] [--dir D] [--json]';
 
 export function readTimelineOrExit(file: string): Timeline {
   try {
@@ -48,6 +53,7 @@ export function readTimelineOrExit(file: string): Timeline {
 export function failed(err: unknown): never {
   if (
     err instanceof AgentCodeNotFoundError ||
+    err instanceof ReplayCodeMissingError ||
     err instanceof ProjectConfigError ||
     err instanceof TapeNotReplayableError ||
     err instanceof HistoryMissingError
@@ -77,16 +83,22 @@ export const replayCommand: CommandSpec = {
     json: { type: 'boolean' },
     dir: { type: 'string' },
     temporal: { type: 'boolean' },
+    against: { type: 'string' },
     project: { type: 'string' },
+    junit: { type: 'string' },
+    jobs: { type: 'string' },
     'skip-code-check': { type: 'boolean' },
   },
   async run({ positionals, flags, out }) {
+    // `--project` is the older name of `--against`: both replay that project's current code.
+    const against = (flags.against ?? flags.project) as string | undefined;
+    if (isSuiteArgument(positionals, flags)) return replaySuite(positionals, flags, against, out, USAGE);
     const file = await resolveStoredTape(positionals[0], flags.dir as string | undefined, USAGE);
     // A .jbxb bug report carries its own workflow code and history: no project or server needed.
     if (isBundleFile(file)) return replayBundle(file, flags.temporal === true, out);
     const timeline = readTimelineOrExit(file);
+    const h = timeline.tape.header;
     try {
-      const config = loadProjectConfig(flags.project as string | undefined);
       if (flags.temporal) {
         // The replayer logs through the worker runtime; stdout is reserved for the result (--json).
         installStderrRuntime();
@@ -94,35 +106,57 @@ export const replayCommand: CommandSpec = {
           out.info(`no history stored beside ${file}; fetching it from the Temporal server`);
           await fetchHistoryInto(file, timeline);
         }
-        const report = await replayTemporalHistory(file, { workflowsPath: config.workflows });
+        // Like the offline replay: the run's own stored code unless a project is named.
+        const stored =
+          against === undefined ? findWorkflowCode(storedCodeDirs(file), h.agentCodeHash) : undefined;
+        const report = await replayTemporalHistory(
+          file,
+          stored
+            ? { bundle: { code: stored.code } }
+            : { workflowsPath: loadProjectConfig(against).workflows },
+        );
         out.result(
           report.deterministic
-            ? `temporal replay of ${file}: deterministic (${report.eventCount} events, ${report.durationMs.toFixed(0)} ms)`
-            : `temporal replay of ${file}: NOT deterministic against the current code\n  ${report.error}`,
-          report,
+            ? `temporal replay of ${file}: deterministic (${report.eventCount} events, ${report.durationMs.toFixed(0)} ms, ${stored ? `the run's own code ${stored.file}` : 'the current code'})`
+            : `temporal replay of ${file}: NOT deterministic against ${stored ? `its stored code ${stored.file}` : 'the current code'}\n  ${report.error}`,
+          { ...report, codeSource: stored ? 'stored' : 'project' },
         );
         if (!report.deterministic)
           throw new ExitError(
             ExitCode.failed,
-            `the current workflow code is not deterministic against ${file}'s history`,
+            `the ${stored ? 'stored' : 'current'} workflow code is not deterministic against ${file}'s history`,
           );
         return;
       }
-      const located = await locateAgent(timeline.tape.header.workflowType, config);
-      let code: CodeCheck | null = null;
-      if (!flags['skip-code-check']) {
-        code = await checkAgentCode(
-          config,
-          timeline.tape.header,
-          await bundleAgentWorkflows(config.workflows),
-        );
+      const found = await findAgentCode(file, h, against !== undefined ? { project: against } : {});
+      let code: (CodeCheck & { source?: string }) | null = null;
+      if (found.source === 'stored')
+        code = {
+          recorded: h.agentCodeHash,
+          current: h.agentCodeHash,
+          matches: true,
+          changedFiles: [],
+          source: 'stored',
+        };
+      else if (!flags['skip-code-check']) {
+        const config = found.config!;
+        code = await checkAgentCode(config, h, await bundleAgentWorkflows(config.workflows));
         if (!code.matches) out.info(describeCodeCheck(code));
       }
-      const report = await replayTape(file, { agent: located.agent, timeline });
-      out.result(renderReplayReport(report, located.module, process.stdout.columns || 100), {
+      if (found.source === 'stored' && !out.json)
+        out.info(
+          `replaying the run's own code, stored by its hash beside the tape; --against DIR replays a project's current code`,
+        );
+      const report = await replayTape(file, {
+        agent: found.agent,
+        timeline,
+        ...(found.gates ? { gates: found.gates } : {}),
+      });
+      out.result(renderReplayReport(report, found.module, process.stdout.columns || 100), {
         ...report,
-        agentModule: located.module,
-        config: config.source,
+        agentModule: found.module,
+        codeSource: found.source,
+        config: found.config?.source ?? null,
         code,
       });
       if (report.status === 'diverged') {

@@ -17,7 +17,10 @@ export function renderReplayReport(r: ReplayReport, agentModule: string, columns
       r.status === 'match'
         ? 'every step and the outcome match the tape'
         : 'every recorded step matches (tape unsealed: the run did not finish)';
-    return `${head}\n  ${r.replayed}/${r.steps} steps replayed offline in ${r.durationMs.toFixed(1)} ms: ${what}`;
+    const gates = r.gatesChecked
+      ? `; ${r.gatesChecked} commit(s) judged again by the project's gates, with the recorded verdicts`
+      : '';
+    return `${head}\n  ${r.replayed}/${r.steps} steps replayed offline in ${r.durationMs.toFixed(1)} ms: ${what}${gates}`;
   }
   const d = r.divergence!;
   const lines = [

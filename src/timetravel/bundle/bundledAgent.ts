@@ -14,6 +14,18 @@ export function agentFromWorkflowCode(
   workflowType: string,
   name = 'workflow-bundle.js',
 ): AgentDefinition<unknown, unknown> {
+  const agents = agentsOfWorkflowCode(code, workflowType, name);
+  const agent = agents.get(workflowType);
+  if (!agent) throw new AgentCodeNotFoundError(workflowType, [name], [...agents.keys()]);
+  return agent;
+}
+
+/** Every AgentDefinition a workflow bundle defines, by name (one evaluation of the bundle). */
+export function agentsOfWorkflowCode(
+  code: string,
+  workflowType: string,
+  name = 'workflow-bundle.js',
+): Map<string, AgentDefinition<unknown, unknown>> {
   const modules: Record<string, { exports?: Record<string, unknown> }> = {};
   const context = vm.createContext({
     // Temporal's bundles keep webpack's module cache on this global; it is how the agent modules are found.
@@ -33,12 +45,9 @@ export function agentFromWorkflowCode(
   if (typeof temporal?.importWorkflows !== 'function')
     throw new AgentCodeNotFoundError(workflowType, [`${name} (not a Temporal workflow bundle)`], []);
   temporal.importWorkflows();
-  const found = new Set<string>();
+  const found = new Map<string, AgentDefinition<unknown, unknown>>();
   for (const m of Object.values(modules))
-    for (const value of Object.values(m.exports ?? {})) {
-      if (!isAgent(value)) continue;
-      if (value.name === workflowType) return value;
-      found.add(value.name);
-    }
-  throw new AgentCodeNotFoundError(workflowType, [name], [...found]);
+    for (const value of Object.values(m.exports ?? {}))
+      if (isAgent(value) && !found.has(value.name)) found.set(value.name, value);
+  return found;
 }

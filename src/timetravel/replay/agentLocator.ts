@@ -5,7 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import type { AgentDefinition } from '../../agent/context';
-import { AgentCodeNotFoundError } from './errors';
+import type { Gate } from '../../booth/verifiers';
+import { AgentCodeNotFoundError, ProjectConfigError } from './errors';
 import type { ProjectConfig } from './projectConfig';
 
 /** An AgentDefinition among a module's exports: a named object with a `run` function. */
@@ -61,4 +62,45 @@ export async function locateAgent(workflowType: string, config: ProjectConfig): 
     }
   }
   throw new AgentCodeNotFoundError(workflowType, config.agents, [...new Set(found)]);
+}
+
+function isGateRecord(v: unknown): v is Record<string, Gate> {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((g) => typeof g === 'function')
+  );
+}
+
+/**
+ * The project's Shadow Booth gates by name, from the `gates` export of each configured gates module (the same
+ * object a worker passes as `booth.gates`); undefined when the configuration names none.
+ */
+export async function loadGates(config: ProjectConfig): Promise<Record<string, Gate> | undefined> {
+  if (config.gates.length === 0) return undefined;
+  const out: Record<string, Gate> = {};
+  for (const module of config.gates) {
+    if (!existsSync(module))
+      throw new ProjectConfigError(config.source, `the gates module ${module} does not exist; fix "gates"`);
+    let exports: Record<string, unknown>;
+    try {
+      exports = await load(module);
+    } catch (err) {
+      throw new ProjectConfigError(
+        config.source,
+        `the gates module ${module} failed to load: ${(err as Error).message}`,
+        err,
+      );
+    }
+    const d = exports.default as Record<string, unknown> | undefined;
+    const gates = exports.gates ?? (d && typeof d === 'object' ? d.gates : undefined);
+    if (!isGateRecord(gates))
+      throw new ProjectConfigError(
+        config.source,
+        `${module} exports no \`gates\`: export the worker's booth gates by name, e.g. \`export const gates = { 'refund-threshold': refundGate() }\``,
+      );
+    Object.assign(out, gates);
+  }
+  return out;
 }

@@ -38,6 +38,8 @@ crossRealmError('ReplayDivergenceError', ReplayDivergenceError);
 
 /** No module named by the project configuration exports an agent with the tape's workflow type. */
 export class AgentCodeNotFoundError extends JukeboxError {
+  readonly searched: string[];
+  readonly found: string[];
   constructor(workflowType: string, searched: string[], found: string[], cause?: unknown) {
     super(
       'AGENT_CODE_NOT_FOUND',
@@ -46,9 +48,45 @@ export class AgentCodeNotFoundError extends JukeboxError {
         'Add the module that defines it to "agents" in jukebox.config.json (or the "jukebox" key of package.json).',
       { cause, nonRetryable: true },
     );
+    this.searched = searched;
+    this.found = found;
   }
 }
 crossRealmError('AgentCodeNotFoundError', AgentCodeNotFoundError);
+
+/**
+ * Neither the workflow code that recorded a tape (kept by hash beside the tapes) nor the project in the working
+ * folder has the tape's agent: the message lists both places and what to pass.
+ */
+export class ReplayCodeMissingError extends JukeboxError {
+  constructor(
+    tape: string,
+    header: { workflowType: string; agentCodeHash: string },
+    looked: { storedDirs: string[]; storedFile?: string; project: ProjectLookup },
+    cause?: unknown,
+  ) {
+    const name = JSON.stringify(header.workflowType);
+    const stored = looked.storedFile
+      ? `the workflow code that recorded it (${looked.storedFile}) defines no agent named ${name}`
+      : `the workflow code that recorded it (${header.agentCodeHash}) is not stored in ${looked.storedDirs.join(' or ')}`;
+    const p = looked.project;
+    super(
+      'REPLAY_CODE_MISSING',
+      `no code to replay ${tape} with: ${stored}, and the project here (${p.source}) exports no agent named ${name} ` +
+        `(modules: ${p.searched.join(', ') || 'none'}; agents found: ${p.found.join(', ') || 'none'}). ` +
+        `Pass --against DIR: a project folder whose jukebox.config.json lists the module exporting ${name} in "agents"; ` +
+        'or replay a bundle (`jbx bundle TAPE`) made where the run was recorded, which carries its code.',
+      { cause, nonRetryable: true },
+    );
+  }
+}
+crossRealmError('ReplayCodeMissingError', ReplayCodeMissingError);
+
+export interface ProjectLookup {
+  source: string;
+  searched: string[];
+  found: string[];
+}
 
 /** The project configuration file exists but cannot be used. */
 export class ProjectConfigError extends JukeboxError {

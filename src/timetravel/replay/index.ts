@@ -4,7 +4,8 @@
  * the agent-code hash check, and the Temporal history stored beside a tape for `Worker.runReplayHistory`.
  */
 
-export { type LocatedAgent, locateAgent } from './agentLocator';
+export { type AgentCode, type FindAgentCodeOptions, findAgentCode, storedCodeDirs } from './agentCode';
+export { type LocatedAgent, loadGates, locateAgent } from './agentLocator';
 export type { BoothAnswer, BoothStep, RecordedActivity } from './boothSteps';
 export { asRecorded, differences } from './compare';
 export {
@@ -12,13 +13,23 @@ export {
   type Divergence,
   HistoryMissingError,
   ProjectConfigError,
+  ReplayCodeMissingError,
   ReplayDivergenceError,
   ReplayedStepError,
   TapeNotReplayableError,
 } from './errors';
+export { junitXml } from './junit';
 export { createOfflineContext, type OfflineReplayOptions, type OfflineReplayState } from './offlineContext';
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
+export {
+  type ReplayTapesOptions,
+  replayTapes,
+  type SuiteReport,
+  type SuiteSummary,
+  type TapeReplayResult,
+} from './suite';
+export { listTapes } from './tapeFiles';
 export {
   type RecordedRequest,
   readTimeline,

@@ -2,9 +2,11 @@
  * Where a project's agent code lives, for replaying and forking tapes: `jukebox.config.json` in the project
  * folder, else the `jukebox` key of its package.json, else this repository's defaults.
  *
- *   { "agents": ["examples/sample/agent.ts"], "workflows": "examples/workflows.ts", "models": ["my-model"] }
+ *   { "agents": ["examples/sample/agent.ts"], "workflows": "examples/workflows.ts", "models": ["my-model"],
+ *     "gates": ["examples/accounting/gates.ts"] }
  *
  * `agents`: modules exporting AgentDefinitions (defineAgent); the tape header's workflowType picks one by name.
+ * `gates`: modules exporting `gates`, the worker's Shadow Booth gates by name; replay judges recorded commits with them.
  * `workflows`: the workflows module a worker bundles; its bundle hash is the header's agentCodeHash.
  * `models`: model names accepted by `jbx fork --model` besides the providers' well-known families.
  */
@@ -20,10 +22,12 @@ export interface ProjectConfig {
   agents: string[];
   workflows: string;
   models: string[];
+  gates: string[];
 }
 
 const REPO_ROOT = path.join(__dirname, '../../..');
-export const DEFAULT_AGENT_MODULES = ['examples/sample/agent.ts'];
+export const DEFAULT_AGENT_MODULES = ['examples/sample/agent.ts', 'examples/accounting/agent.ts'];
+export const DEFAULT_GATE_MODULES = ['examples/accounting/gates.ts'];
 export const DEFAULT_WORKFLOWS_MODULE = 'examples/workflows.ts';
 
 function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
@@ -48,6 +52,9 @@ function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
     agents: strings('agents', DEFAULT_AGENT_MODULES).map((p) => path.resolve(root, p)),
     workflows: path.resolve(root, (c.workflows as string | undefined) ?? DEFAULT_WORKFLOWS_MODULE),
     models: strings('models', []),
+    gates: strings('gates', c.agents === undefined ? DEFAULT_GATE_MODULES : []).map((p) =>
+      path.resolve(root, p),
+    ),
   };
 }
 

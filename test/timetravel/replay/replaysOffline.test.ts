@@ -48,8 +48,16 @@ describe('offline replay of a recorded run', () => {
     expect(r.code).toBe(0);
     const json = JSON.parse(r.stdout);
     expect(json).toMatchObject({ status: 'match', steps: 7, replayed: 7, divergence: null });
-    expect(json.code.matches).toBe(true);
-    expect(json.agentModule).toMatch(/agents\/sample\/agent\.ts$/);
+    // No project named: the run's own workflow code, kept by its hash beside the tape by the recording worker.
+    expect(json.code).toMatchObject({ matches: true, source: 'stored' });
+    expect(json.codeSource).toBe('stored');
+    expect(json.agentModule).toBe(
+      path.join(
+        setup.tapeDir,
+        'code',
+        `${readTimeline(tape).tape.header.agentCodeHash.slice('blake3:'.length)}.js`,
+      ),
+    );
   });
 
   it('finds the agent from the tape header workflowType and the project configuration', async () => {

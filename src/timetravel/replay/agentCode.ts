@@ -1,0 +1,110 @@
+/**
+ * Which code a replay runs, found without configuration: asked for a project (`--against` / `--project`), that
+ * project's current modules; otherwise the workflow code that recorded the run, which recording workers keep by
+ * its hash (the header's agentCodeHash) in `code/` beside the tapes; otherwise the project in the working folder.
+ * When none has the agent, the error says where it looked and what to pass.
+ */
+import path from 'node:path';
+import type { AgentDefinition } from '../../agent/context';
+import type { Gate } from '../../booth/verifiers';
+import { tapeDirFromEnv } from '../../recorder/store';
+import { agentsOfWorkflowCode } from '../bundle/bundledAgent';
+import { codeDirFor, findWorkflowCode } from '../bundle/codeStore';
+import { loadGates, locateAgent } from './agentLocator';
+import { AgentCodeNotFoundError, ReplayCodeMissingError } from './errors';
+import { loadProjectConfig, type ProjectConfig } from './projectConfig';
+
+export interface AgentCode {
+  agent: AgentDefinition<unknown, unknown>;
+  /**
+   * `stored`: the workflow code that recorded the run, kept by hash beside the tapes (the run's own code);
+   * `project`: a project's modules as they are now.
+   */
+  source: 'stored' | 'project';
+  /** The file the agent came from. */
+  module: string;
+  /** The project (source `project`). */
+  config?: ProjectConfig;
+  /** The project's gates (source `project`, when its configuration names gates modules). */
+  gates?: Readonly<Record<string, Gate>>;
+  /** The stored workflow code (source `stored`), e.g. for Temporal's replayer. */
+  code?: string;
+}
+
+export interface FindAgentCodeOptions {
+  /** A project folder whose current code to replay, instead of the recorded code. */
+  project?: string;
+  /** Folders of stored workflow code to look in first (default: `code/` beside the tape, then the tape store's). */
+  codeDirs?: string[];
+}
+
+// A stored bundle is evaluated once per process: a folder of tapes mostly shares a handful of code hashes.
+const evaluated = new Map<string, Map<string, AgentDefinition<unknown, unknown>>>();
+const projects = new Map<string, Promise<{ config: ProjectConfig; gates?: Record<string, Gate> }>>();
+
+function project(dir: string | undefined) {
+  const key = path.resolve(dir ?? process.cwd());
+  let p = projects.get(key);
+  if (!p) {
+    p = (async () => {
+      const config = loadProjectConfig(key);
+      const gates = await loadGates(config);
+      return gates ? { config, gates } : { config };
+    })();
+    projects.set(key, p);
+    p.catch(() => projects.delete(key));
+  }
+  return p;
+}
+
+async function fromProject(workflowType: string, dir: string | undefined): Promise<AgentCode> {
+  const { config, gates } = await project(dir);
+  const located = await locateAgent(workflowType, config);
+  return {
+    agent: located.agent,
+    source: 'project',
+    module: located.module,
+    config,
+    ...(gates ? { gates } : {}),
+  };
+}
+
+export function storedCodeDirs(tapeFile: string): string[] {
+  return [...new Set([codeDirFor(path.dirname(path.resolve(tapeFile))), codeDirFor(tapeDirFromEnv())])];
+}
+
+export async function findAgentCode(
+  tapeFile: string,
+  header: { workflowType: string; agentCodeHash: string },
+  options: FindAgentCodeOptions = {},
+): Promise<AgentCode> {
+  const { workflowType, agentCodeHash } = header;
+  if (options.project !== undefined) return fromProject(workflowType, options.project);
+  const dirs = options.codeDirs ?? storedCodeDirs(tapeFile);
+  const stored = findWorkflowCode(dirs, agentCodeHash);
+  if (stored) {
+    let agents = evaluated.get(agentCodeHash);
+    if (!agents) {
+      agents = agentsOfWorkflowCode(stored.code, workflowType, stored.file);
+      evaluated.set(agentCodeHash, agents);
+    }
+    const agent = agents.get(workflowType);
+    if (agent) return { agent, source: 'stored', module: stored.file, code: stored.code };
+  }
+  try {
+    return await fromProject(workflowType, undefined);
+  } catch (err) {
+    if (!(err instanceof AgentCodeNotFoundError)) throw err;
+    const { config } = await project(undefined);
+    throw new ReplayCodeMissingError(
+      tapeFile,
+      header,
+      {
+        storedDirs: dirs,
+        ...(stored ? { storedFile: stored.file } : {}),
+        project: { source: config.source, searched: err.searched, found: err.found },
+      },
+      err,
+    );
+  }
+}
