@@ -15,6 +15,7 @@ export interface PlannedReply {
   usage: { input: number; output: number };
   chunkSize: number;
   chunkDelayMs: number;
+  firstChunkDelayMs: number;
 }
 
 const DEFAULT_CHUNK_SIZE = 16;
@@ -50,5 +51,6 @@ export function planReply(
     },
     chunkSize: reply.chunkSize ?? DEFAULT_CHUNK_SIZE,
     chunkDelayMs: reply.chunkDelayMs ?? 0,
+    firstChunkDelayMs: reply.firstChunkDelayMs ?? 0,
   };
 }

@@ -24,8 +24,15 @@ export interface TurnReply {
   text?: string;
   toolCalls?: ScriptToolCall[];
   usage?: { input?: number; output?: number };
+  /** Pause between streamed chunks (at most a minute). */
   chunkDelayMs?: number;
   chunkSize?: number;
+  /**
+   * Pause before the first chunk, as a reasoning model thinks before its first token (at most ten minutes, the
+   * official SDKs' default request timeout). A streamed reply sends its response headers at once, then nothing
+   * until the pause is over; an unstreamed reply, or an error `status`, is sent after it.
+   */
+  firstChunkDelayMs?: number;
   /** Answer with this HTTP status and an API-shaped error (message: `text`) instead of a completion. */
   status?: number;
 }
@@ -95,6 +102,9 @@ function structuredCloneOrFail(value: unknown, source: string): unknown {
     );
   }
 }
+
+/** The official SDKs give up on a request after ten minutes by default; a longer pause could only time out. */
+export const MAX_FIRST_CHUNK_DELAY_MS = 10 * 60_000;
 
 type Obj = Record<string, unknown>;
 
@@ -180,11 +190,13 @@ export function validateModelScript(value: unknown, source: string): ModelScript
       'usage',
       'chunkDelayMs',
       'chunkSize',
+      'firstChunkDelayMs',
       'status',
     ]);
     optString(reply, 'text', replyAt);
     optNumber(reply, 'chunkDelayMs', replyAt, 0, false, 60_000);
     optNumber(reply, 'chunkSize', replyAt, 1, true);
+    optNumber(reply, 'firstChunkDelayMs', replyAt, 0, false, MAX_FIRST_CHUNK_DELAY_MS);
     optNumber(reply, 'status', replyAt, 400, true, 599);
     if (reply.usage !== undefined) {
       const usage = object(reply.usage, `${replyAt}.usage`, ['input', 'output']);

@@ -105,11 +105,30 @@ function sendApiError(
   sendJson(res, status, body, requestIdHeader(provider, requestId));
 }
 
-/** Writes SSE frames with the scripted pause between them, and stops quietly if the client goes away. */
+/**
+ * Waits `ms` (a scripted model thinking) unless the client goes away first, which a test provokes on purpose
+ * (a killed worker): resolves false then, without holding the connection or the server's close open.
+ */
+async function pause(res: http.ServerResponse, ms: number): Promise<boolean> {
+  if (ms <= 0) return !res.destroyed;
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  res.once('close', onClose);
+  try {
+    await sleep(ms, undefined, { signal: gone.signal });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+/** Writes SSE frames with the scripted pauses before and between them; stops quietly if the client goes away. */
 async function streamFrames(
   res: http.ServerResponse,
   frames: string[],
-  delayMs: number,
+  plan: { chunkDelayMs: number; firstChunkDelayMs: number },
   headers: http.OutgoingHttpHeaders,
 ) {
   let gone = false;
@@ -122,8 +141,11 @@ async function streamFrames(
     connection: 'keep-alive',
     ...headers,
   });
+  // Headers go out at once, as from a real API that accepted the request; then silence while it thinks.
+  res.flushHeaders();
   for (let i = 0; i < frames.length; i++) {
-    if (i > 0 && delayMs > 0) await sleep(delayMs);
+    const delay = i === 0 ? plan.firstChunkDelayMs : plan.chunkDelayMs;
+    if (delay > 0 && !(await pause(res, delay))) return;
     // A killed worker mid-stream is a case tests provoke on purpose: not an error here.
     if (gone) return;
     res.write(frames[i]);
@@ -155,6 +177,7 @@ async function serveModelCall(
     return sendApiError(res, provider, 400, session.explainNoMatch(parsed), requestId, 'no_turn_matched');
   const { turn, turnId } = selected;
   if (turn.reply.status !== undefined) {
+    if (!(await pause(res, turn.reply.firstChunkDelayMs ?? 0))) return;
     const message =
       turn.reply.text ??
       `Scripted HTTP ${turn.reply.status} from turn "${turnId}" of model script "${session.scriptName}".`;
@@ -168,20 +191,21 @@ async function serveModelCall(
   const created = Math.floor(Date.now() / 1000);
   if (provider === 'openai') {
     const id = `chatcmpl-jbx${seq}`;
-    if (!parsed.stream) return sendJson(res, 200, openaiCompletion(plan, id, parsed.model, created), headers);
+    if (!parsed.stream) {
+      if (!(await pause(res, plan.firstChunkDelayMs))) return;
+      return sendJson(res, 200, openaiCompletion(plan, id, parsed.model, created), headers);
+    }
     const includeUsage = 'includeUsage' in parsed && parsed.includeUsage === true;
     const frames = openaiChunks(plan, id, parsed.model, created, includeUsage).map(openaiFrame);
     frames.push(OPENAI_DONE_FRAME);
-    return streamFrames(res, frames, plan.chunkDelayMs, headers);
+    return streamFrames(res, frames, plan, headers);
   }
   const id = `msg_jbx${seq}`;
-  if (!parsed.stream) return sendJson(res, 200, anthropicMessage(plan, id, parsed.model), headers);
-  return streamFrames(
-    res,
-    anthropicEvents(plan, id, parsed.model).map(anthropicFrame),
-    plan.chunkDelayMs,
-    headers,
-  );
+  if (!parsed.stream) {
+    if (!(await pause(res, plan.firstChunkDelayMs))) return;
+    return sendJson(res, 200, anthropicMessage(plan, id, parsed.model), headers);
+  }
+  return streamFrames(res, anthropicEvents(plan, id, parsed.model).map(anthropicFrame), plan, headers);
 }
 
 async function serveControl(

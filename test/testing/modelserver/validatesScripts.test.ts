@@ -82,6 +82,18 @@ describe('loading a model script', () => {
     [{ turns: [{ reply: { status: 200 } }] }, 'turns[0].reply.status must be an integer from 400 to 599'],
     [{ turns: [{ reply: { text: 'a', chunkSize: 0 } }] }, 'turns[0].reply.chunkSize must be an integer >= 1'],
     [
+      { turns: [{ reply: { text: 'a', firstChunkDelayMs: -1 } }] },
+      'turns[0].reply.firstChunkDelayMs must be a number from 0 to 600000 (got number -1)',
+    ],
+    [
+      { turns: [{ reply: { text: 'a', firstChunkDelayMs: 600_001 } }] },
+      'turns[0].reply.firstChunkDelayMs must be a number from 0 to 600000',
+    ],
+    [
+      { turns: [{ reply: { text: 'a', firstChunkDelayMs: '90s' } }] },
+      'turns[0].reply.firstChunkDelayMs must be a number from 0 to 600000 (got the string "90s")',
+    ],
+    [
       { turns: [{ reply: { text: 'a', usage: { input: -1 } } }] },
       'turns[0].reply.usage.input must be an integer >= 0',
     ],
