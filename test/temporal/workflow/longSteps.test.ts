@@ -8,6 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../../src/agent/tools';
 import { localEndpoints } from '../../../src/llm';
+import type { LlmRequest } from '../../../src/llm/types';
 import { startAgent } from '../../../src/temporal';
 import { DEFAULT_RUN_OPTIONS } from '../../../src/temporal/workflow/runOptions';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
@@ -49,7 +50,12 @@ describe.concurrent('steps of any duration, default run options', () => {
 
   beforeAll(async () => {
     expect(DEFAULT_RUN_OPTIONS).toMatchObject({ heartbeatTimeoutMs: 30_000, maximumAttempts: 5 });
-    model = await startModelServer({ script: { turns: [{ reply: { text: 'unused' }, repeat: true }] } });
+    // A reasoning model: a minute and a half of silence on an open stream before its first token.
+    model = await startModelServer({
+      script: {
+        turns: [{ reply: { text: 'Thought it over.', firstChunkDelayMs: 90_000, chunkDelayMs: 5 } }],
+      },
+    });
     env = await connectTestWorker({
       endpoints: localEndpoints(model.url),
       workflowsPath: WORKFLOWS,
@@ -90,5 +96,26 @@ describe.concurrent('steps of any duration, default run options', () => {
     // Heartbeats are no events: the two-minute run's history is the short run's, event for event.
     await short.result();
     expect(eventTypes(longEvents)).toEqual(eventTypes((await short.fetchHistory()).events ?? []));
+  });
+
+  it('a model that thinks for 90 s before its first chunk answers, asked exactly once', {
+    timeout: 5 * MINUTE,
+  }, async () => {
+    const handle = await startAgent<LlmRequest, string>(
+      'oneModelCallAgent',
+      {
+        provider: 'openai',
+        model: 'jukebox-scripted',
+        messages: [{ role: 'user', content: 'Think it over.' }],
+      },
+      { connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue },
+    );
+    expect((await handle.result()).output).toBe('Thought it over.');
+    expect(model.requestCount()).toBe(1);
+    const events = (await handle.fetchHistory()).events ?? [];
+    const llmAttempts = events
+      .flatMap((e) => e.activityTaskStartedEventAttributes ?? [])
+      .map((s) => s.attempt);
+    expect(llmAttempts).toEqual([1]);
   });
 });
