@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import { anthropicFor, openaiFor } from './clients';
 
-const PAUSE_MS = 400;
+const PAUSE_MS = 1_500;
 
 describe('a scripted pause before the first chunk', () => {
   let server: ModelServer;
@@ -47,8 +47,9 @@ describe('a scripted pause before the first chunk', () => {
     }
     expect(text).toBe('Thought it over.');
     expect(first).toBeGreaterThanOrEqual(PAUSE_MS);
-    // The response started before the pause ended: the client was waiting on an open stream.
-    expect(responded).toBeLessThan(first!);
+    // The response started before the pause: the client spent it waiting on an open stream (the margin leaves
+    // a loaded machine room to hand over the headers late).
+    expect(first! - responded).toBeGreaterThanOrEqual(PAUSE_MS / 2);
   });
 
   it('pauses before the first event of an Anthropic stream and before an unstreamed answer', async () => {
