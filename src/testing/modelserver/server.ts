@@ -109,23 +109,26 @@ function sendApiError(
  * Waits `ms` (a scripted model thinking) unless the client goes away first, which a test provokes on purpose
  * (a killed worker): resolves false then, without holding the connection or the server's close open.
  */
-async function pause(res: http.ServerResponse, ms: number): Promise<boolean> {
+async function pause(session: ScriptSession, res: http.ServerResponse, ms: number): Promise<boolean> {
   if (ms <= 0) return !res.destroyed;
   const gone = new AbortController();
   const onClose = () => gone.abort();
   res.once('close', onClose);
+  session.pausing++;
   try {
     await sleep(ms, undefined, { signal: gone.signal });
     return true;
   } catch {
     return false;
   } finally {
+    session.pausing--;
     res.off('close', onClose);
   }
 }
 
 /** Writes SSE frames with the scripted pauses before and between them; stops quietly if the client goes away. */
 async function streamFrames(
+  session: ScriptSession,
   res: http.ServerResponse,
   frames: string[],
   plan: { chunkDelayMs: number; firstChunkDelayMs: number },
@@ -145,7 +148,7 @@ async function streamFrames(
   res.flushHeaders();
   for (let i = 0; i < frames.length; i++) {
     const delay = i === 0 ? plan.firstChunkDelayMs : plan.chunkDelayMs;
-    if (delay > 0 && !(await pause(res, delay))) return;
+    if (delay > 0 && !(await pause(session, res, delay))) return;
     // A killed worker mid-stream is a case tests provoke on purpose: not an error here.
     if (gone) return;
     res.write(frames[i]);
@@ -177,7 +180,7 @@ async function serveModelCall(
     return sendApiError(res, provider, 400, session.explainNoMatch(parsed), requestId, 'no_turn_matched');
   const { turn, turnId } = selected;
   if (turn.reply.status !== undefined) {
-    if (!(await pause(res, turn.reply.firstChunkDelayMs ?? 0))) return;
+    if (!(await pause(session, res, turn.reply.firstChunkDelayMs ?? 0))) return;
     const message =
       turn.reply.text ??
       `Scripted HTTP ${turn.reply.status} from turn "${turnId}" of model script "${session.scriptName}".`;
@@ -192,20 +195,26 @@ async function serveModelCall(
   if (provider === 'openai') {
     const id = `chatcmpl-jbx${seq}`;
     if (!parsed.stream) {
-      if (!(await pause(res, plan.firstChunkDelayMs))) return;
+      if (!(await pause(session, res, plan.firstChunkDelayMs))) return;
       return sendJson(res, 200, openaiCompletion(plan, id, parsed.model, created), headers);
     }
     const includeUsage = 'includeUsage' in parsed && parsed.includeUsage === true;
     const frames = openaiChunks(plan, id, parsed.model, created, includeUsage).map(openaiFrame);
     frames.push(OPENAI_DONE_FRAME);
-    return streamFrames(res, frames, plan, headers);
+    return streamFrames(session, res, frames, plan, headers);
   }
   const id = `msg_jbx${seq}`;
   if (!parsed.stream) {
-    if (!(await pause(res, plan.firstChunkDelayMs))) return;
+    if (!(await pause(session, res, plan.firstChunkDelayMs))) return;
     return sendJson(res, 200, anthropicMessage(plan, id, parsed.model), headers);
   }
-  return streamFrames(res, anthropicEvents(plan, id, parsed.model).map(anthropicFrame), plan, headers);
+  return streamFrames(
+    session,
+    res,
+    anthropicEvents(plan, id, parsed.model).map(anthropicFrame),
+    plan,
+    headers,
+  );
 }
 
 async function serveControl(

@@ -17,6 +17,8 @@ export class ScriptSession {
   private served: ServedTurn[] = [];
   // Never reset: ids stay unique across script reloads, as a real API's would.
   private sequence = 0;
+  /** Requests waiting out a scripted pause (before or between chunks) right now; live, not reset with the script. */
+  pausing = 0;
 
   constructor(loaded: LoadedScript) {
     this.book = new TurnBook(loaded);
@@ -67,6 +69,7 @@ export class ScriptSession {
       requests: this.requests,
       served: this.servedTurns(),
       remaining: this.book.remainingIds(),
+      pausing: this.pausing,
     };
   }
 }
