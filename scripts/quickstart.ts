@@ -1,13 +1,16 @@
 /**
  * The main job on embedded defaults: the Temporal dev server (installed and started when none answers), the
  * local model server (unless a real API key is set), an in-process worker with a Shadow Booth over a fresh copy
- * of the accounting demo, and two runs of the accounting agent: a $120 refund that commits and a $750 refund
- * the policy gate refuses, proven untouched by hashes of the workspace, database and outbox.
+ * of the accounting demo, and three runs of the accounting agent: a $120 refund that commits, a $750 refund
+ * the policy gate refuses, proven untouched by hashes of the workspace, database and outbox, and a $750 refund
+ * whose gate asks a person instead, approved through `jbx approve` by a reviewer, which then commits.
  */
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { AccountingOutput } from '../examples/accounting/agent';
+import type { AccountingInput, AccountingOutput } from '../examples/accounting/agent';
 import {
   ACCOUNTING_SCRIPT,
   type AccountingDemo,
@@ -24,7 +27,13 @@ import type { StagedSummary } from '../src/agent/commit';
 import { printStep } from '../src/agent/printStep';
 import { BoothRuntime } from '../src/booth/shadowBooth';
 import { endpointsFromEnv, localEndpoints } from '../src/llm';
-import { createJukeboxWorker, startAgent, waitWithProgress } from '../src/temporal';
+import {
+  createJukeboxWorker,
+  type PendingApproval,
+  startAgent,
+  waitForApproval,
+  waitWithProgress,
+} from '../src/temporal';
 import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
 import { startModelServer } from '../src/testing/modelserver';
 
@@ -32,6 +41,10 @@ const REQUESTS = [
   'Refund $120 to customer C-1001: duplicate charge.',
   'Refund $750 to customer C-2002: service outage credit.',
 ];
+/** The third run: the same $750 refund, its gate asking a person (who must be the reviewer) instead of refusing. */
+const APPROVAL_REQUEST = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
+const REVIEWER = 'reviewer';
+const JBX = path.resolve(__dirname, '../src/cli/bin.js');
 
 function printStaged(title: string, staged: StagedSummary | null) {
   console.log(`  ${title}:`);
@@ -46,6 +59,15 @@ function printHashes(before: DemoFingerprint, after: DemoFingerprint) {
     console.log(
       `    ${key.padEnd(9)} ${before[key].slice(0, 16)} -> ${after[key].slice(0, 16)}  ${before[key] === after[key] ? 'unchanged' : 'changed'}`,
     );
+}
+
+function printWaiting(p: PendingApproval) {
+  console.log(`  WAITING FOR A PERSON: approval ${p.id} at step ${p.step}`);
+  console.log(`    reason: ${p.reason}`);
+  console.log(
+    `    decided by: ${p.deciders?.join(', ') ?? 'anyone'}; deadline ${new Date(p.deadlineMs).toISOString()} (then ${p.onTimeout})`,
+  );
+  printStaged('staged, held intact while it waits (no worker slot, no activity running)', p.staged ?? null);
 }
 
 async function printState(demo: AccountingDemo) {
@@ -64,7 +86,9 @@ async function main() {
   console.log(
     `model endpoint: ${model ? `local model server ${model.url}` : 'the real OpenAI API (OPENAI_API_KEY is set)'}`,
   );
-  const demo = await prepareAccountingDemo(path.resolve('.jukebox/quickstart/accounting'));
+  const demo = await prepareAccountingDemo(
+    path.resolve(process.env.JUKEBOX_QUICKSTART_DIR ?? '.jukebox/quickstart/accounting'),
+  );
   console.log(
     `demo data (fresh copy): ${path.relative(process.cwd(), demo.dir)}/ (workspace/ledger.csv, accounts.sqlite, outbox.json)`,
   );
@@ -111,6 +135,12 @@ async function main() {
         printHashes(before, after);
         await printState(demo);
       }
+      await approvedRun(demo, {
+        connection,
+        namespace: config.namespace,
+        taskQueue,
+        address: config.address,
+      });
       console.log(
         `\nsee the runs in the Temporal Web UI: http://127.0.0.1:${config.uiPort}/namespaces/${config.namespace}/workflows`,
       );
@@ -122,6 +152,50 @@ async function main() {
     await booth.close();
     await model?.close();
   }
+}
+
+/**
+ * The third run: the gate asks; the quickstart waits until the run is waiting, shows what it waits for, then
+ * approves it the way a reviewer would, with `jbx approve` in its own process, and follows the run to its commit.
+ */
+async function approvedRun(
+  demo: AccountingDemo,
+  t: { connection: Connection; namespace: string; taskQueue: string; address: string },
+) {
+  const before = await fingerprint(demo);
+  const handle = await startAgent<AccountingInput, AccountingOutput>(
+    'accountingAgent',
+    { request: APPROVAL_REQUEST, approval: { deciders: [REVIEWER] } },
+    { connection: t.connection, namespace: t.namespace, taskQueue: t.taskQueue },
+  );
+  console.log(`\naccountingAgent run ${handle.workflowId}`);
+  console.log(`request: ${APPROVAL_REQUEST}`);
+  const finished = waitWithProgress(handle, printStep);
+  printWaiting(await waitForApproval(handle));
+  const note = 'outage confirmed with support';
+  console.log(`  $ npx jbx approve ${handle.workflowId} --by ${REVIEWER} --note '${note}'`);
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [JBX, 'approve', handle.workflowId, '--by', REVIEWER, '--note', note],
+    {
+      env: { ...process.env, JUKEBOX_TEMPORAL_ADDRESS: t.address, JUKEBOX_TEMPORAL_NAMESPACE: t.namespace },
+    },
+  );
+  for (const line of stdout.trimEnd().split('\n')) console.log(`    ${line}`);
+  const { output } = await finished;
+  console.log(`  agent: ${output.answer}`);
+  if (!output.committed) throw new Error(`the approved refund did not commit: ${output.reason}`);
+  const a = output.report.approval;
+  if (a && a.outcome !== 'timedOut')
+    console.log(`  APPROVED by ${a.by} at ${new Date(a.atMs).toISOString()}: ${a.note ?? ''}`);
+  for (const v of output.report.verdicts)
+    console.log(`  gate ${v.gate}: ${v.approvedBy ? `APPROVED by ${v.approvedBy}` : 'PASSED'} — ${v.reason}`);
+  console.log(
+    `  COMMITTED: ${output.report.files.steps} file step(s), ${output.report.sql?.rowsAffected ?? 0} SQL row(s), ${output.report.mcp.applied} MCP call(s)`,
+  );
+  console.log('  sha256 before -> after:');
+  printHashes(before, await fingerprint(demo));
+  await printState(demo);
 }
 
 main().catch((err) => {

@@ -74,4 +74,19 @@ export const commands: CommandEntry[] = [
       'pack a tape, its Temporal history and the workflow code that recorded it into one .jbxb bug report',
     load: () => (require('./bundle') as typeof import('./bundle')).bundleCommand,
   },
+  {
+    name: 'approvals',
+    summary: 'list the runs waiting for a person: what asks, why, what is staged, how long they wait',
+    load: () => (require('./approvals') as typeof import('./approvals')).approvalsCommand,
+  },
+  {
+    name: 'approve',
+    summary: 'approve what a run waits for (--args: the edited arguments of a tool or MCP call)',
+    load: () => (require('./approve') as typeof import('./approve')).approveCommand,
+  },
+  {
+    name: 'reject',
+    summary: "reject what a run waits for; the run's staged changes are rolled back",
+    load: () => (require('./reject') as typeof import('./reject')).rejectCommand,
+  },
 ];

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountingOutput } from '../../examples/accounting/agent';
+import type { AccountingInput, AccountingOutput } from '../../examples/accounting/agent';
 import {
   ACCOUNTING_SCRIPT,
   type AccountingDemo,
@@ -10,6 +10,7 @@ import {
   fingerprint,
   prepareAccountingDemo,
   readBalance,
+  tablesDigest,
 } from '../../examples/accounting/demo';
 import { readOutbox } from '../../examples/accounting/notifyServer';
 import { accountingTools } from '../../examples/accounting/tools';
@@ -19,9 +20,10 @@ import type { BoothChangeSet } from '../../src/booth/verifiers';
 import { localEndpoints } from '../../src/llm';
 import { tapeFileName } from '../../src/recorder';
 import { type BlobRef, decodeBlob, readTape, type Tape } from '../../src/recorder/tape';
-import { startAgent } from '../../src/temporal';
+import { startAgent, waitForApproval } from '../../src/temporal';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
+import { runJbx } from '../timetravel/replay/jbx';
 
 describe('the accounting quickstart', () => {
   let model: ModelServer;
@@ -143,5 +145,99 @@ describe('the accounting quickstart', () => {
     expect(rollback).toHaveLength(1);
     expect(rollback[0]).toMatchObject({ part: 'all', reason: expect.stringContaining('$500.00') });
     expect(JSON.stringify(rollback[0]!.discarded)).toContain('notify/notify_customer');
+  });
+
+  const APPROVAL_REQUEST = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
+
+  async function askingRefund() {
+    const handle = await startAgent<AccountingInput, AccountingOutput>(
+      'accountingAgent',
+      { request: APPROVAL_REQUEST, approval: { deciders: ['reviewer'] } },
+      { connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue },
+    );
+    const pending = await waitForApproval(handle);
+    return { handle, pending };
+  }
+
+  it('asks a person for the $750 refund instead: `jbx approve` as the reviewer commits it', async () => {
+    const before = await fingerprint(demo);
+    const balance = await readBalance(demo, 'C-2002');
+    const { handle, pending } = await askingRefund();
+    expect(pending.reason).toContain('a person must approve it');
+    // Listed across workflows (visibility may lag the run's memo by a moment).
+    await expect
+      .poll(
+        async () =>
+          JSON.parse((await runJbx(['approvals', '--json'])).stdout).pending.map(
+            (p: { workflowId: string }) => p.workflowId,
+          ),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toContain(handle.workflowId);
+    const listing = await runJbx(['approvals']);
+    expect(listing.stdout).toContain(
+      `approval ${pending.id} at step ${pending.step}: commit, asked by gate refund-approval`,
+    );
+    expect(listing.stdout).toContain('sql   UPDATE accounts SET balance_cents');
+
+    const mallory = await runJbx(['approve', handle.workflowId, '--by', 'mallory']);
+    expect(mallory.code).toBe(1);
+    expect(mallory.stderr).toContain('mallory may not decide approval');
+    const approved = await runJbx([
+      'approve',
+      handle.workflowId,
+      '--by',
+      'reviewer',
+      '--note',
+      'outage confirmed with support',
+      '--json',
+    ]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(JSON.parse(approved.stdout)).toMatchObject({ verdict: 'approve', by: 'reviewer', via: 'update' });
+
+    const { output } = await handle.result();
+    expect(output.committed).toBe(true);
+    expect(await readBalance(demo, 'C-2002')).toBe(balance + 75_000);
+    expect((await fingerprint(demo)).outbox).not.toBe(before.outbox);
+    const tape = readTape(path.join(tapes, tapeFileName(handle.workflowId, (await handle.describe()).runId)));
+    expect(payloads(tape, 'approval').map((p) => [p.event, p.by ?? null])).toEqual([
+      ['request', null],
+      ['decision', 'reviewer'],
+    ]);
+    expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['verify', 'files', 'sql', 'mcp', 'all']);
+
+    // The run is over: deciding on it again is an error with exit code 1, and nothing happens twice.
+    const again = await runJbx(['approve', handle.workflowId, '--by', 'reviewer']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already ended \(COMPLETED.*approval .* was approved by reviewer/);
+    expect(await readBalance(demo, 'C-2002')).toBe(balance + 75_000);
+  });
+
+  it('a rejection through `jbx reject` rolls it back: ledger, table and outbox byte-for-byte unchanged', async () => {
+    const before = { files: await fingerprint(demo), tables: await tablesDigest(demo) };
+    const { handle } = await askingRefund();
+    const noReason = await runJbx(['reject', handle.workflowId, '--by', 'reviewer']);
+    expect(noReason.code).toBe(2);
+    const rejected = await runJbx([
+      'reject',
+      handle.workflowId,
+      '--by',
+      'reviewer',
+      '--reason',
+      'no outage on record',
+    ]);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(rejected.stdout).toContain(`rejected approval`);
+    const { output } = await handle.result();
+    expect(output.committed).toBe(false);
+    if (output.committed) return;
+    expect(output.reason).toBe('rejected by reviewer: no outage on record');
+    expect(await fingerprint(demo)).toEqual(before.files);
+    expect(await tablesDigest(demo)).toBe(before.tables);
+    expect(fs.readdirSync(demo.staging)).toEqual([]);
+    const late = await runJbx(['reject', handle.workflowId, '--by', 'reviewer', '--reason', 'again']);
+    expect(late.code).toBe(1);
   });
 });
