@@ -1,3 +1,4 @@
+import { outcomeLabel } from '../../recorder/boothOutcome';
 import {
   CatalogQueryError,
   OUTCOME_FILTERS,
@@ -19,18 +20,26 @@ const USAGE =
   `jbx ls [--outcome ${OUTCOME_FILTERS.join('|')}[,...]] [--since DATE|AGE] [--workflow NAME] ` +
   `[--sort ${SORT_KEYS.join('|')}] [--limit N] [--no-index] [--dir D] [--json]`;
 
-function row(r: TapeRow): string[] {
-  return [
+/** Why the staging was rolled back, kept to one line of a terminal. */
+function why(r: TapeRow): string {
+  if (!r.rolledBack) return '';
+  const text = `step ${r.rolledBack.step}: ${r.rolledBack.reason}`;
+  return text.length > 100 ? `${text.slice(0, 99)}…` : text;
+}
+
+function row(r: TapeRow, withWhy: boolean): string[] {
+  const cells = [
     r.id,
     r.workflow ?? '?',
     r.started?.replace('T', ' ').replace(/\.\d+Z$/, 'Z') ?? '?',
     String(r.steps),
     String(r.frames),
-    r.tripped ? `${r.outcome} (tripped)` : r.outcome,
+    outcomeLabel(r.outcome, r.rolledBack, r.tripped),
     String(r.tokens),
     r.cost === null ? '-' : `$${r.cost.toFixed(4)}`,
     String(r.bytes),
   ];
+  return withWhy ? [...cells, why(r)] : cells;
 }
 
 function query(flags: Record<string, string | boolean | undefined>): TapeQuery {
@@ -76,10 +85,23 @@ export const lsCommand: CommandSpec = {
     const listing = await catalog.list(q);
     progress?.done();
     const filtered = q.outcome || q.since !== undefined || q.workflow || q.limit;
+    // The reason column only when a listed run was rolled back: the gate's refusal, the failure, the agent's why.
+    const withWhy = listing.rows.some((r) => r.rolledBack !== null);
     const human = listing.rows.length
       ? formatTable(
-          ['id', 'workflow', 'started', 'steps', 'frames', 'outcome', 'tokens', 'cost', 'bytes'],
-          listing.rows.map(row),
+          [
+            'id',
+            'workflow',
+            'started',
+            'steps',
+            'frames',
+            'outcome',
+            'tokens',
+            'cost',
+            'bytes',
+            ...(withWhy ? ['rolled back because'] : []),
+          ],
+          listing.rows.map((r) => row(r, withWhy)),
         )
       : listing.total && filtered
         ? `none of the ${listing.total} tapes in ${listing.dir} match`

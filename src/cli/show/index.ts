@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { BoothOutcome, outcomeLabel, type RolledBack } from '../../recorder/boothOutcome';
 import { readTape, TapeError, type TapeFrame } from '../../recorder/tape';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
@@ -7,6 +8,22 @@ import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
 import { frameDetail, frameJson, frameLine } from './render';
 
 const USAGE = 'jbx show TAPE [--step N | --frame N | --events] [--dir D] [--json]';
+
+/** The run's status and whether its staging was rolled back (a refused or failed commit, or ctx.rollback). */
+function runOutcome(frames: readonly TapeFrame[]): { status: string | null; rolledBack: RolledBack | null } {
+  const booth = new BoothOutcome();
+  let status: string | null = null;
+  let runEnd: number | null = null;
+  for (const f of frames) {
+    if (f.kind === 'blob') continue;
+    booth.see(f.kind, f.step, f.payload);
+    if (f.kind === 'outcome') {
+      status = String((f.payload as { status?: unknown }).status);
+      runEnd = f.step;
+    }
+  }
+  return { status, rolledBack: booth.result(runEnd) };
+}
 
 function index(flag: string | boolean | undefined, name: string): number | undefined {
   if (flag === undefined) return undefined;
@@ -65,10 +82,14 @@ export const showCommand: CommandSpec = {
     const t0 = tape.frames.reduce((m, f) => Math.min(m, f.recordedAtUs), tape.header.createdAtMs * 1000);
     const detailed = frameIndex !== undefined || step !== undefined;
     const h = tape.header;
+    const outcome = runOutcome(tape.frames);
     const human = [
       `tape ${h.tapeId}  ${h.workflowType}  workflow ${h.workflowId}  run ${h.runId}`,
       `created ${new Date(h.createdAtMs).toISOString()}  task queue ${h.taskQueue}  agent ${h.agentCodeHash}`,
       `${tape.frames.length} frames, ${tape.blobs.size} blobs, ${tape.byteLength} bytes, ${tape.sealed ? 'sealed' : 'not sealed'}`,
+      `outcome ${outcome.status === null ? 'none recorded' : outcomeLabel(outcome.status, outcome.rolledBack)}${
+        outcome.rolledBack ? ` at step ${outcome.rolledBack.step}: ${outcome.rolledBack.reason}` : ''
+      }`,
       '',
       ...frames.map((f) => (detailed ? frameDetail(f, tape.blobs, t0) : frameLine(f, tape.blobs, t0))),
     ].join('\n');
@@ -79,6 +100,7 @@ export const showCommand: CommandSpec = {
       frameCount: tape.frames.length,
       blobCount: tape.blobs.size,
       byteLength: tape.byteLength,
+      outcome,
       tornTail: tape.tornTail,
       corruption: tape.corruption?.message ?? null,
       frames: frames.map((f) => frameJson(f, tape.blobs)),

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { oneLine, printable } from '../../errors';
+import { BoothOutcome, type RolledBack } from '../../recorder/boothOutcome';
 import { derefValue, type Tape, TapeError, type TapeFrame, type TapeHeader } from '../../recorder/tape';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import { forkCommandLine } from './commandLine';
@@ -66,6 +67,8 @@ export interface RunView {
   endUs: number;
   rows: StepRow[];
   outcome: { status: string; frame: number; result?: unknown; error?: unknown } | null;
+  /** The run's staging was rolled back (refused or failed commit, or ctx.rollback): where and why. */
+  rolledBack: RolledBack | null;
   tokens: { input: number; output: number };
   cost: number | null;
 }
@@ -114,6 +117,7 @@ export function unreadableRun(id: string, file: string, bytes: number, err: Tape
     endUs: 0,
     rows: [],
     outcome: null,
+    rolledBack: null,
     tokens: { input: 0, output: 0 },
     cost: null,
   };
@@ -224,6 +228,8 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
   const byStep = new Map<number, Group>();
   const orphans: TapeFrame[] = [];
   let outcome: RunView['outcome'] = null;
+  let runEnd: number | null = null;
+  const booth = new BoothOutcome();
   let t0 = Number.POSITIVE_INFINITY;
   let t1 = 0;
 
@@ -236,7 +242,9 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
     }
     if (f.kind === 'blob') continue;
     const p = (f.payload ?? {}) as P;
+    booth.see(f.kind, f.step, p);
     if (f.kind === 'outcome') {
+      runEnd = f.step;
       outcome = { status: String(p.status), frame: f.index };
       if (p.result !== undefined) outcome.result = jsonValue(tape, p.result);
       if (p.error !== undefined) outcome.error = jsonValue(tape, p.error);
@@ -374,6 +382,7 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
     endUs: Math.max(t1, Number.isFinite(t0) ? t0 : 0),
     rows,
     outcome,
+    rolledBack: booth.result(runEnd),
     tokens,
     cost,
   };

@@ -7,10 +7,12 @@
  */
 import { readFileSync, renameSync, type Stats, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { RolledBack } from '../boothOutcome';
 import type { TapeRow } from './tapeRow';
 
 export const CATALOG_INDEX_FILE = '.jbx-catalog.json';
-const FORMAT = 1;
+// 2: rows say whether the run's staging was rolled back; rows of format 1 lack it and are read again.
+const FORMAT = 2;
 
 /** A row without what the folder and file name give back (so the folder can move). */
 export type StoredRow = Omit<TapeRow, 'id' | 'file'>;
@@ -37,6 +39,7 @@ type Entry = [
   cost: number | null,
   bytes: number,
   problem: string | null,
+  rolledBack: RolledBack | null,
 ];
 
 interface IndexFile {
@@ -67,6 +70,7 @@ function encode(name: string, key: string, r: StoredRow): Entry {
     r.cost,
     r.bytes,
     r.problem,
+    r.rolledBack,
   ];
 }
 
@@ -89,6 +93,7 @@ function decode(e: Entry): StoredRow {
     cost: e[13],
     bytes: e[14],
     problem: e[15],
+    rolledBack: e[16],
   };
 }
 
@@ -107,7 +112,7 @@ export class CatalogIndex {
       const parsed = JSON.parse(readFileSync(file, 'utf8')) as IndexFile;
       if (parsed.format === FORMAT && Array.isArray(parsed.tapes))
         for (const e of parsed.tapes)
-          if (Array.isArray(e) && e.length === 16 && typeof e[0] === 'string') entries.set(e[0], e);
+          if (Array.isArray(e) && e.length === 17 && typeof e[0] === 'string') entries.set(e[0], e);
     } catch {
       entries.clear();
     }

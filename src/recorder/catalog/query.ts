@@ -2,14 +2,25 @@
 import { CatalogQueryError } from './errors';
 import type { TapeRow } from './tapeRow';
 
-export const OUTCOME_FILTERS = ['completed', 'failed', 'cancelled', 'running', 'tripped', 'damaged'] as const;
+export const OUTCOME_FILTERS = [
+  'completed',
+  'failed',
+  'cancelled',
+  'running',
+  'tripped',
+  'rolled-back',
+  'damaged',
+] as const;
 export type OutcomeFilter = (typeof OUTCOME_FILTERS)[number];
 
 export const SORT_KEYS = ['started', 'cost', 'steps'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
 export interface TapeQuery {
-  /** Keep runs with any of these outcomes; `tripped` matches runs whose breaker tripped. */
+  /**
+   * Keep runs with any of these outcomes; `tripped` matches runs whose breaker tripped, `rolled-back` runs whose
+   * staging a refused or failed commit (or the agent) rolled back, whatever the run's status.
+   */
   outcome?: OutcomeFilter | readonly OutcomeFilter[];
   /** Keep runs started at or after this time (ms since the epoch, or a Date). */
   since?: number | Date;
@@ -66,7 +77,9 @@ export function parseLimit(text: string): number {
 }
 
 function matchesOutcome(row: TapeRow, wanted: readonly OutcomeFilter[]): boolean {
-  return wanted.some((o) => (o === 'tripped' ? row.tripped : row.outcome === o));
+  return wanted.some((o) =>
+    o === 'tripped' ? row.tripped : o === 'rolled-back' ? row.rolledBack !== null : row.outcome === o,
+  );
 }
 
 const byName = (a: TapeRow, b: TapeRow) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { RolledBack } from '../boothOutcome';
 import type { TapeSummary } from '../summary';
 
 /** How a recorded run ended, as the catalog reports it. `damaged`: a frame failed verification. */
@@ -22,6 +23,11 @@ export interface TapeRow {
   outcome: TapeOutcome;
   /** The circuit breaker tripped during the run (the outcome then is usually `failed`). */
   tripped: boolean;
+  /**
+   * The run's staging was rolled back (a gate refused its commit, a commit part failed, or the agent called
+   * ctx.rollback) and nothing was committed after: the step and the reason. A refused refund *completes*.
+   */
+  rolledBack: RolledBack | null;
   tokens: number;
   inputTokens: number;
   outputTokens: number;
@@ -47,6 +53,7 @@ export function rowFromSummary(s: TapeSummary): TapeRow {
     frames: s.frames,
     outcome: s.outcome,
     tripped: s.tripped,
+    rolledBack: s.rolledBack,
     tokens: s.tokens.input + s.tokens.output,
     inputTokens: s.tokens.input,
     outputTokens: s.tokens.output,

@@ -70,7 +70,6 @@ export async function recordAccountingRuns(): Promise<{
           connection: env.connection,
           namespace: env.namespace,
           taskQueue: env.taskQueue,
-          runOptions: { maximumAttempts: 1 },
         },
       );
       await handle.result().catch(() => {});

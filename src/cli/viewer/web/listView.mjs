@@ -2,7 +2,7 @@
 // the URL so a filtered list can be bookmarked, and two runs picked for comparison.
 import { api, bytes, clear, cls, errorBox, h, money, when } from './dom.mjs';
 
-const OUTCOMES = ['completed', 'failed', 'cancelled', 'running', 'tripped', 'damaged'];
+const OUTCOMES = ['completed', 'failed', 'cancelled', 'running', 'tripped', 'rolled-back', 'damaged'];
 const FILTERS = ['outcome', 'since', 'workflow', 'sort', 'limit'];
 
 export async function renderList(root, params) {
@@ -32,7 +32,7 @@ export async function renderList(root, params) {
     });
     return h(
       'tr.run',
-      { 'data-id': r.id, 'data-outcome': r.outcome },
+      { 'data-id': r.id, 'data-outcome': r.outcome, 'data-rolled-back': r.rolledBack ? r.rolledBack.by : '' },
       h('td', box),
       h('td.id', h('a', { href: `#/run/${encodeURIComponent(r.id)}` }, r.id)),
       h('td', r.workflow ?? '?'),
@@ -42,7 +42,9 @@ export async function renderList(root, params) {
       h(
         'td',
         h(`span.badge.${cls(r.outcome)}`, r.outcome),
+        r.rolledBack ? h('span.badge.rolledback', 'rolled back') : null,
         r.tripped ? h('span.badge.tripped', 'breaker') : null,
+        r.rolledBack ? h('div.rollback', `step ${r.rolledBack.step}: ${r.rolledBack.reason}`) : null,
         r.problem ? h('div.problem', r.problem) : null,
       ),
       h('td.num', r.tokens),

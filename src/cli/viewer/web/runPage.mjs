@@ -189,6 +189,10 @@ function build(root, id, run) {
     ? h(
         'span',
         h(`span.badge.${cls(run.outcome.status)}`, run.outcome.status),
+        run.rolledBack ? h('span.badge.rolledback', 'rolled back') : null,
+        run.rolledBack
+          ? h('span.rollback', ` at step ${run.rolledBack.step}: ${run.rolledBack.reason}`)
+          : null,
         run.outcome.error
           ? h('span.oerr', ` ${run.outcome.error.message ?? JSON.stringify(run.outcome.error)}`)
           : null,
