@@ -17,9 +17,12 @@ export function renderReplayReport(r: ReplayReport, agentModule: string, columns
       r.status === 'match'
         ? 'every step and the outcome match the tape'
         : 'every recorded step matches (tape unsealed: the run did not finish)';
-    const gates = r.gatesChecked
-      ? `; ${r.gatesChecked} commit(s) judged again by the project's gates, with the recorded verdicts`
+    const staged = r.stagingChecked
+      ? `; ${r.stagingChecked} commit(s) staged again by the project's tools, as recorded`
       : '';
+    const gates = r.gatesChecked
+      ? `${staged}; ${r.gatesChecked} commit(s) judged again by the project's gates, with the recorded verdicts`
+      : staged;
     return `${head}\n  ${r.replayed}/${r.steps} steps replayed offline in ${r.durationMs.toFixed(1)} ms: ${what}${gates}`;
   }
   const d = r.divergence!;

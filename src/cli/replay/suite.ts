@@ -25,7 +25,9 @@ function line(r: TapeReplayResult, root: string): string {
   const ms = `${r.durationMs.toFixed(r.durationMs < 10 ? 1 : 0)} ms`;
   switch (r.status) {
     case 'match': {
-      const gates = r.gatesChecked ? `, ${r.gatesChecked} commit(s) judged again by the project's gates` : '';
+      const gates =
+        (r.stagingChecked ? `, ${r.stagingChecked} commit(s) staged again by the project's tools` : '') +
+        (r.gatesChecked ? `, ${r.gatesChecked} commit(s) judged again by the project's gates` : '');
       return `match       ${name}  ${r.workflowType}: ${r.replayed}/${r.steps} steps${gates}, ${ms} (${r.code?.source} code)`;
     }
     case 'incomplete':

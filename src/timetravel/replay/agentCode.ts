@@ -6,13 +6,15 @@
  */
 import path from 'node:path';
 import type { AgentDefinition } from '../../agent/context';
+import type { ToolDefinition } from '../../agent/tools/toolRegistry';
 import type { Gate } from '../../booth/verifiers';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { agentsOfWorkflowCode } from '../bundle/bundledAgent';
 import { codeDirFor, findWorkflowCode } from '../bundle/codeStore';
-import { loadGates, locateAgent } from './agentLocator';
+import { loadGates, loadRestaging, locateAgent } from './agentLocator';
 import { AgentCodeNotFoundError, ReplayCodeMissingError } from './errors';
 import { loadProjectConfig, type ProjectConfig } from './projectConfig';
+import type { ReplayWorld, Restaging } from './restaging';
 
 export interface AgentCode {
   agent: AgentDefinition<unknown, unknown>;
@@ -29,6 +31,11 @@ export interface AgentCode {
   gates?: Readonly<Record<string, Gate>>;
   /** The stored workflow code (source `stored`), e.g. for Temporal's replayer. */
   code?: string;
+  /**
+   * The project's tools and fixture world (source `project`, when its configuration names `tools` and `booth`):
+   * opens a scratch booth to stage the run's tool steps again; the caller closes it.
+   */
+  restage?: (run: { workflowId: string; runId: string }) => Promise<Restaging>;
 }
 
 export interface FindAgentCodeOptions {
@@ -40,7 +47,12 @@ export interface FindAgentCodeOptions {
 
 // A stored bundle is evaluated once per process: a folder of tapes mostly shares a handful of code hashes.
 const evaluated = new Map<string, Map<string, AgentDefinition<unknown, unknown>>>();
-const projects = new Map<string, Promise<{ config: ProjectConfig; gates?: Record<string, Gate> }>>();
+interface Project {
+  config: ProjectConfig;
+  gates?: Record<string, Gate>;
+  restaging?: { tools: ToolDefinition[]; world: ReplayWorld };
+}
+const projects = new Map<string, Promise<Project>>();
 
 function project(dir: string | undefined) {
   const key = path.resolve(dir ?? process.cwd());
@@ -49,7 +61,8 @@ function project(dir: string | undefined) {
     p = (async () => {
       const config = loadProjectConfig(key);
       const gates = await loadGates(config);
-      return gates ? { config, gates } : { config };
+      const restaging = await loadRestaging(config);
+      return { config, ...(gates ? { gates } : {}), ...(restaging ? { restaging } : {}) };
     })();
     projects.set(key, p);
     p.catch(() => projects.delete(key));

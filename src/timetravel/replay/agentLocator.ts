@@ -5,9 +5,11 @@
  */
 import { existsSync } from 'node:fs';
 import type { AgentDefinition } from '../../agent/context';
+import type { ToolDefinition } from '../../agent/tools/toolRegistry';
 import type { Gate } from '../../booth/verifiers';
 import { AgentCodeNotFoundError, ProjectConfigError } from './errors';
 import type { ProjectConfig } from './projectConfig';
+import type { ReplayWorld } from './restaging';
 
 /** An AgentDefinition among a module's exports: a named object with a `run` function. */
 export function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
@@ -103,4 +105,54 @@ export async function loadGates(config: ProjectConfig): Promise<Record<string, G
     Object.assign(out, gates);
   }
   return out;
+}
+
+function isTool(v: unknown): v is ToolDefinition {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as ToolDefinition).run === 'function' &&
+    typeof (v as ToolDefinition).spec?.name === 'string'
+  );
+}
+
+async function loadModule(
+  config: ProjectConfig,
+  key: string,
+  module: string,
+): Promise<Record<string, unknown>> {
+  if (!existsSync(module))
+    throw new ProjectConfigError(config.source, `the ${key} module ${module} does not exist; fix "${key}"`);
+  try {
+    return await load(module);
+  } catch (err) {
+    throw new ProjectConfigError(
+      config.source,
+      `the ${key} module ${module} failed to load: ${(err as Error).message}`,
+      err,
+    );
+  }
+}
+
+/**
+ * What restaging needs from the project (restaging.ts): its tools (every ToolDefinition, or list of them, its
+ * `tools` modules export) and its `booth` module's `replayWorld`; undefined unless the configuration names both.
+ */
+export async function loadRestaging(
+  config: ProjectConfig,
+): Promise<{ tools: ToolDefinition[]; world: ReplayWorld } | undefined> {
+  if (config.tools.length === 0 || config.booth === null) return undefined;
+  const tools = new Map<string, ToolDefinition>();
+  for (const module of config.tools) {
+    const exports = await loadModule(config, 'tools', module);
+    for (const v of Object.values(exports))
+      for (const t of Array.isArray(v) ? v : [v]) if (isTool(t)) tools.set(t.spec.name, t);
+  }
+  const world = (await loadModule(config, 'booth', config.booth)).replayWorld;
+  if (typeof world !== 'function')
+    throw new ProjectConfigError(
+      config.source,
+      `${config.booth} exports no replayWorld(dir): export a function that builds a fixture world in dir and returns the booth configuration over it`,
+    );
+  return { tools: [...tools.values()], world: world as ReplayWorld };
 }

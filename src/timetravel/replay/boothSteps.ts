@@ -6,7 +6,13 @@
  * recorded (an approval, say) without this module knowing it.
  */
 import type { CommitPart, CommitReport, RollbackReport, StagedSummary } from '../../agent/commit';
-import { type BoothChangeSet, GateRefusedError, type GateVerdict } from '../../booth/verifiers';
+import {
+  askingApproval,
+  type BoothChangeSet,
+  GateRefusedError,
+  type GateVerdict,
+  refusals,
+} from '../../booth/verifiers';
 import type { StepEffect } from './timeline';
 
 type P = Record<string, unknown>;
@@ -123,8 +129,11 @@ function commitAnswer(acts: RecordedActivity[]): BoothAnswer {
   const verified = (verify.result ?? {}) as { staged?: StagedSummary; verdicts?: GateVerdict[] };
   const verdicts = verified.verdicts ?? [];
   const staged = verified.staged ?? null;
-  if (verdicts.some((v) => !v.ok))
+  if (refusals(verdicts).length > 0)
     return rolledBack('verify', new GateRefusedError(verdicts).message, verdicts, staged);
+  // A gate asked a person: no part ran when the person said no (or nobody decided in time).
+  if (askingApproval(verdicts).length > 0 && rollback && !byPart('files'))
+    return rolledBack('approval', 'not approved', verdicts, staged);
   const results: Partial<Record<CommitPart, P | null>> = {};
   for (const part of ['files', 'sql', 'mcp'] as const) {
     const a = byPart(part);

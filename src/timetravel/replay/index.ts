@@ -5,7 +5,7 @@
  */
 
 export { type AgentCode, type FindAgentCodeOptions, findAgentCode, storedCodeDirs } from './agentCode';
-export { type LocatedAgent, loadGates, locateAgent } from './agentLocator';
+export { type LocatedAgent, loadGates, loadRestaging, locateAgent } from './agentLocator';
 export type { BoothAnswer, BoothStep, RecordedActivity } from './boothSteps';
 export { asRecorded, differences } from './compare';
 export {
@@ -19,6 +19,7 @@ export {
   TapeNotReplayableError,
 } from './errors';
 export { junitXml } from './junit';
+export { type ReplayWorld, Restaging, stagedDivergence, stagedEntries } from './restaging';
 export { createOfflineContext, type OfflineReplayOptions, type OfflineReplayState } from './offlineContext';
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';

@@ -5,6 +5,7 @@
  * `ctx.random` / `ctx.now` are the recorded readings in order. No network, no Temporal, no API cost.
  */
 
+import { gateNames } from '../../agent/commit';
 import type { AgentContext } from '../../agent/context';
 import type { Gate } from '../../booth/verifiers';
 import { applyLayers, type OverrideLayer } from '../fork/overrides';
@@ -14,6 +15,7 @@ import type { BoothStep } from './boothSteps';
 import { asRecorded, differences, pick, sameValue } from './compare';
 import { type Divergence, ReplayDivergenceError, ReplayedStepError } from './errors';
 import { plainClone } from './plainClone';
+import { type Restaging, stagedDivergence } from './restaging';
 import type { Timeline, TimelineStep } from './timeline';
 
 export interface OfflineReplayOptions {
@@ -23,6 +25,11 @@ export interface OfflineReplayOptions {
    * recorded verdicts stand.
    */
   gates?: Readonly<Record<string, Gate>>;
+  /**
+   * The project's tools in a scratch booth (restaging.ts): each tool step runs again there, and each commit
+   * compares what they staged with the recorded change set (then the gates judge the restaged one).
+   */
+  staging?: Restaging;
 }
 
 export interface OfflineReplayState {
@@ -31,6 +38,8 @@ export interface OfflineReplayState {
   divergence: Divergence | null;
   /** Commits whose change set the project's gates judged again. */
   gatesChecked: number;
+  /** Commits whose change set the project's tools staged again and matched. */
+  stagingChecked: number;
 }
 
 /**
@@ -72,7 +81,8 @@ export function createOfflineContext(
   // A fork tape's later steps ran with the fork's overrides (and its ancestors'); replay applies the same.
   const layers = ((header.meta?.fork as { layers?: OverrideLayer[] } | undefined)?.layers ??
     []) as OverrideLayer[];
-  const state: OfflineReplayState = { replayed: 0, divergence: null, gatesChecked: 0 };
+  const state: OfflineReplayState = { replayed: 0, divergence: null, gatesChecked: 0, stagingChecked: 0 };
+  const staging = options.staging;
   // Live message objects already found equal to a recorded one. Agents resend the same message objects and the
   // timeline shares recorded ones across steps, so each step compares only its new messages, not the history.
   const verified = new WeakMap<object, unknown>();
@@ -174,6 +184,18 @@ export function createOfflineContext(
           expected: pick(expected, fields),
           actual: pick(actual, fields),
         });
+      if (staging?.has(name)) {
+        const failed = await staging.toolStep(name, plainClone(args));
+        if (failed !== null && !s.error)
+          diverge({
+            step,
+            frame: s.requestFrame,
+            kind: 'tool.restaged',
+            fields: ['error'],
+            expected: { error: null },
+            actual: { error: `the tool's code failed in the replay's booth: ${failed}` },
+          });
+      }
       state.replayed++;
       if (s.error) throw new ReplayedStepError(step, s.error);
       return plainClone(s.output) as T;
@@ -182,13 +204,22 @@ export function createOfflineContext(
     now: () => observe('clock'),
     async commit(commitOptions = {}) {
       const step = nextStep();
-      const request = { gates: commitOptions.gates ?? [] };
+      const request = { gates: gateNames(commitOptions) };
       const b = next('commit', step, request);
       const asked = boothRequestDivergence(b, request);
       if (asked) diverge(asked);
+      // What today's tools staged, when they ran again; else the change set the recording's gates judged.
+      let changes = b.changes;
+      if (staging && b.changes) {
+        changes = await staging.changeSet();
+        await staging.settle();
+        const restaged = stagedDivergence(b, changes);
+        if (restaged) diverge(restaged);
+        state.stagingChecked++;
+      }
       if (options.gates) {
-        const judged = await verdictDivergence(b, options.gates);
-        if (b.changes) state.gatesChecked++;
+        const judged = await verdictDivergence(b, options.gates, changes);
+        if (changes) state.gatesChecked++;
         if (judged) diverge(judged);
       }
       state.replayed++;
@@ -199,6 +230,7 @@ export function createOfflineContext(
       const b = next('rollback', step, { reason });
       const asked = boothRequestDivergence(b, { reason });
       if (asked) diverge(asked);
+      await staging?.settle();
       state.replayed++;
       return answerBoothStep(b) as Awaited<ReturnType<AgentContext['rollback']>>;
     },

@@ -7,6 +7,8 @@
  *
  * `agents`: modules exporting AgentDefinitions (defineAgent); the tape header's workflowType picks one by name.
  * `gates`: modules exporting `gates`, the worker's Shadow Booth gates by name; replay judges recorded commits with them.
+ * `tools` and `booth`: to stage every tool step again with today's tool code (restaging.ts), modules exporting the
+ * worker's ToolDefinitions, and one exporting `replayWorld(dir)`, a booth over a fixture world made in `dir`.
  * `workflows`: the workflows module a worker bundles; its bundle hash is the header's agentCodeHash.
  * `models`: model names accepted by `jbx fork --model` besides the providers' well-known families.
  */
@@ -23,6 +25,9 @@ export interface ProjectConfig {
   workflows: string;
   models: string[];
   gates: string[];
+  tools: string[];
+  /** The module exporting `replayWorld`, or null. */
+  booth: string | null;
 }
 
 const REPO_ROOT = path.join(__dirname, '../../..');
@@ -46,6 +51,8 @@ function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
   };
   if (c.workflows !== undefined && typeof c.workflows !== 'string')
     throw new ProjectConfigError(source, '"workflows" must be a path string');
+  if (c.booth !== undefined && (typeof c.booth !== 'string' || c.booth === ''))
+    throw new ProjectConfigError(source, '"booth" must be the path of a module exporting replayWorld(dir)');
   return {
     root,
     source,
@@ -55,6 +62,8 @@ function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
     gates: strings('gates', c.agents === undefined ? DEFAULT_GATE_MODULES : []).map((p) =>
       path.resolve(root, p),
     ),
+    tools: strings('tools', []).map((p) => path.resolve(root, p)),
+    booth: typeof c.booth === 'string' ? path.resolve(root, c.booth) : null,
   };
 }
 

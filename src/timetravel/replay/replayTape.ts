@@ -10,6 +10,7 @@ import { asRecorded, differences, pick, sameValue } from './compare';
 import { type Divergence, ReplayDivergenceError, TapeNotReplayableError } from './errors';
 import { createOfflineContext } from './offlineContext';
 import { plainClone } from './plainClone';
+import type { Restaging } from './restaging';
 import { readTimeline, type Timeline } from './timeline';
 
 export interface ReplayReport {
@@ -20,6 +21,8 @@ export interface ReplayReport {
   replayed: number;
   /** Commits whose recorded change set the project's gates judged again (0 without `gates`). */
   gatesChecked: number;
+  /** Commits whose change set the project's tools staged again in a scratch booth and matched (0 without `staging`). */
+  stagingChecked: number;
   /** `match`: every step and the outcome agree. `diverged`: see divergence. `incomplete`: the tape is unsealed and every step it holds agreed. */
   status: 'match' | 'diverged' | 'incomplete';
   divergence: Divergence | null;
@@ -37,6 +40,8 @@ export interface ReplayOptions {
   timeline?: Timeline;
   /** The project's gates, to judge each commit's recorded change set again (OfflineReplayOptions.gates). */
   gates?: Readonly<Record<string, Gate>>;
+  /** The project's tools in a scratch booth, to stage each tool step again (OfflineReplayOptions.staging). */
+  staging?: Restaging;
 }
 
 export async function replayTape(input: string | Tape, options: ReplayOptions): Promise<ReplayReport> {
@@ -48,13 +53,17 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
       file,
       'it does not hold the run input (recorded on the first step since the replay feature; older tapes lack it)',
     );
-  const { ctx, state } = createOfflineContext(timeline, options.gates ? { gates: options.gates } : {});
+  const { ctx, state } = createOfflineContext(timeline, {
+    ...(options.gates ? { gates: options.gates } : {}),
+    ...(options.staging ? { staging: options.staging } : {}),
+  });
   const report: ReplayReport = {
     file,
     workflowType: timeline.tape.header.workflowType,
     steps: timeline.steps.length + timeline.booth.length,
     replayed: 0,
     gatesChecked: 0,
+    stagingChecked: 0,
     status: 'match',
     divergence: null,
     recordedOutcome: timeline.outcome?.status ?? null,
@@ -70,6 +79,7 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
   }
   report.replayed = state.replayed;
   report.gatesChecked = state.gatesChecked;
+  report.stagingChecked = state.stagingChecked;
   if (!report.divergence) report.divergence = outcomeDivergence(timeline, report, ctx.steps);
   report.status = report.divergence ? 'diverged' : timeline.outcome ? 'match' : 'incomplete';
   report.durationMs = performance.now() - t0;

@@ -29,6 +29,8 @@ export interface TapeReplayResult {
   /** Which code ran: the run's own stored code, a bundle's, or a project's current modules. */
   code: { source: 'stored' | 'bundle' | 'project'; module: string } | null;
   gatesChecked: number;
+  /** Commits whose change set the project's tools staged again and matched. */
+  stagingChecked: number;
   error?: { code: string; message: string };
   durationMs: number;
 }
@@ -79,6 +81,7 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
     recordedOutcome: null,
     code: null,
     gatesChecked: 0,
+    stagingChecked: 0,
     durationMs: 0,
   };
   try {
@@ -100,11 +103,17 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
         options.against !== undefined ? { project: options.against } : {},
       );
       result.code = { source: code.source, module: code.module };
-      report = await replayTape(file, {
-        agent: code.agent,
-        timeline,
-        ...(code.gates ? { gates: code.gates } : {}),
-      });
+      const staging = await code.restage?.({ workflowId: header.workflowId, runId: header.runId });
+      try {
+        report = await replayTape(file, {
+          agent: code.agent,
+          timeline,
+          ...(code.gates ? { gates: code.gates } : {}),
+          ...(staging ? { staging } : {}),
+        });
+      } finally {
+        await staging?.close();
+      }
     }
     Object.assign(result, {
       status: report.status,
@@ -113,6 +122,7 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
       divergence: report.divergence,
       recordedOutcome: report.recordedOutcome,
       gatesChecked: report.gatesChecked,
+      stagingChecked: report.stagingChecked,
     });
   } catch (err) {
     return {
@@ -151,6 +161,7 @@ function failed(file: string, err: unknown): TapeReplayResult {
     recordedOutcome: null,
     code: null,
     gatesChecked: 0,
+    stagingChecked: 0,
     error: {
       code:
         err instanceof JukeboxError ? err.code : err instanceof TapeError ? 'TAPE_DAMAGED' : 'REPLAY_FAILED',

@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountingOutput, accountingAgent } from '../../../examples/accounting/agent';
 import { gates, refundThresholdGate } from '../../../examples/accounting/gates';
+import { replayWorld } from '../../../examples/accounting/replayWorld';
+import { accountingTools, stageRefundTool } from '../../../examples/accounting/tools';
 import { type AgentContext, CommitRolledBackError, defineAgent } from '../../../src/agent';
+import type { ToolDefinition } from '../../../src/agent/tools';
 import { GateRefusedError } from '../../../src/booth/verifiers';
 import { ReplayedStepError, readTimeline, replayTape } from '../../../src/timetravel/replay';
+import { Restaging } from '../../../src/timetravel/replay/restaging';
 import { type AccountingTapes, recordAccountingRuns, VERIFIER_DOWN } from './accountingRuns';
 
 type Input = { request: string };
@@ -205,6 +209,51 @@ describe('offline replay of runs that commit or roll back', () => {
       fields: ['kind'],
       expected: { kind: 'commit', gates: ['refund-threshold'] },
       actual: { kind: 'rollback', reason: 'changed my mind' },
+    });
+  });
+
+  /** Replays a tape with the given tools staging again in a fresh copy of the demo world. */
+  async function restaged(tape: string, tools: ToolDefinition[]) {
+    const h = readTimeline(tape).tape.header;
+    const staging = await Restaging.open(tools, replayWorld, { workflowId: h.workflowId, runId: h.runId });
+    try {
+      return await replayTape(tape, { agent: accountingAgent as never, gates, staging });
+    } finally {
+      await staging.close();
+    }
+  }
+
+  it("today's tools stage again in a scratch booth: the same staging matches, a tool that stages otherwise diverges at the commit", async () => {
+    for (const tape of [tapes.committed, tapes.refused])
+      expect(await restaged(tape, accountingTools)).toMatchObject({
+        status: 'match',
+        stagingChecked: 1,
+        gatesChecked: 1,
+      });
+    // A units bug in the tool: dollars taken for cents. The agent's calls are unchanged; what it stages is not.
+    const inDollars: ToolDefinition = {
+      ...stageRefundTool,
+      run: (args, invocation) =>
+        stageRefundTool.run({ ...args, amount_cents: (args.amount_cents as number) * 100 }, invocation),
+    };
+    const r = await restaged(
+      tapes.committed,
+      accountingTools.map((t) => (t === stageRefundTool ? inDollars : t)),
+    );
+    const sql = 'sql[0] UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ?';
+    expect(r.status).toBe('diverged');
+    expect(r.divergence).toMatchObject({
+      step: 7,
+      kind: 'commit.staged',
+      fields: ['file ledger.csv', sql, 'mcp[0] notify/notify_customer'],
+      expected: {
+        'file ledger.csv': { op: 'write', lines: ['+2026-12-02,C-1001,refund,12000,duplicate charge'] },
+        [sql]: { params: [12000, 'C-1001'] },
+      },
+      actual: {
+        'file ledger.csv': { op: 'write', lines: ['+2026-12-02,C-1001,refund,1200000,duplicate charge'] },
+        [sql]: { params: [1200000, 'C-1001'] },
+      },
     });
   });
 });
