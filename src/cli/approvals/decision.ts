@@ -56,13 +56,11 @@ export async function decideFromCli(
     by,
     acceptWithinMs: seconds(flags.wait, usage),
     ...(typeof flags.approval === 'string' ? { approvalId: flags.approval } : {}),
+    ...(typeof flags['run-id'] === 'string' ? { runId: flags['run-id'] } : {}),
     ...extra,
   };
   await withTemporal(async ({ client }) => {
-    const handle = client.workflow.getHandle(
-      workflowId,
-      typeof flags['run-id'] === 'string' ? flags['run-id'] : undefined,
-    );
+    const handle = client.workflow.getHandle(workflowId);
     const slow = setTimeout(
       () =>
         out.info(`waiting up to ${options.acceptWithinMs! / 1000} s for a worker to take the decision...`),

@@ -5,14 +5,18 @@
  * comes back as a typed error), else as a signal, which the server keeps in the run's history until a worker
  * picks the run up.
  */
+
 import {
   type Client,
+  isGrpcServiceError,
   type WorkflowClient,
   type WorkflowHandle,
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { decodeOptionalSinglePayload } from '@temporalio/common/lib/internal-non-workflow';
+import { temporal } from '@temporalio/proto';
 import type { ApprovalDecisionInput, ApprovalOutcome, ApprovalRequest } from '../../agent/approval';
 import { crossRealmError, JukeboxError } from '../../errors/JukeboxError';
 import {
@@ -73,6 +77,8 @@ export interface DecideOptions {
   approvalId?: string;
   /** Idempotency key; default derived from the approval, the verdict and who decides. */
   decisionId?: string;
+  /** The run to decide on; default the handle's first run, else the workflow's latest. */
+  runId?: string;
   /**
    * How long a worker has to take the decision as an update before it goes as a signal instead (default 10 s):
    * with no worker running, an update waits for one, and the server would not keep it across its own restart.
@@ -100,24 +106,89 @@ function describeOutcome(last: ApprovalOutcome | undefined): string {
     : `; its approval ${last.approvalId} was ${last.outcome} by ${last.by} at ${at}`;
 }
 
-function pendingOf(
-  memo: Record<string, unknown> | undefined,
-  ids: { workflowId: string; runId: string; workflowType: string; taskQueue: string },
-): PendingApproval | null {
-  const p = memo?.[APPROVAL_MEMO] as (ApprovalRequest & { taskQueue?: string }) | undefined;
-  if (!p || typeof p !== 'object' || typeof p.id !== 'string') return null;
-  return { ...p, ...ids, taskQueue: p.taskQueue ?? ids.taskQueue };
+type RawExecution = temporal.api.workflow.v1.IWorkflowExecutionInfo;
+
+/** A run as this module reads it: its ids and status, and the two memo fields of its approvals. */
+interface RunState {
+  workflowId: string;
+  runId: string;
+  workflowType: string;
+  taskQueue: string;
+  status: string;
+  closeTime: Date | null;
+  pending: PendingApproval | null;
+  last: ApprovalOutcome | undefined;
+}
+
+const STATUS = temporal.api.enums.v1.WorkflowExecutionStatus;
+/** gRPC's NOT_FOUND status code. */
+const GRPC_NOT_FOUND = 5;
+
+/**
+ * Decodes only this module's memo fields, from the raw execution info: the run's other payloads (its input,
+ * another plugin's memo, content a worker stored by reference) are not this module's to read, and a client
+ * without the codecs or the external storage they need must still see who waits for a person.
+ */
+async function runStateOf(workflow: WorkflowClient, raw: RawExecution): Promise<RunState | null> {
+  const fields = raw.memo?.fields ?? {};
+  const converter = workflow.options.loadedDataConverter;
+  const read = async <T>(key: string): Promise<T | undefined> => {
+    const payload = fields[key];
+    if (!payload) return undefined;
+    try {
+      return (await decodeOptionalSinglePayload<T>(converter, payload)) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const workflowId = raw.execution?.workflowId;
+  const runId = raw.execution?.runId;
+  if (!workflowId || !runId) return null;
+  const ids = { workflowId, runId, workflowType: raw.type?.name ?? '', taskQueue: raw.taskQueue ?? '' };
+  const p = await read<ApprovalRequest & { taskQueue?: string }>(APPROVAL_MEMO);
+  const status = raw.status ?? STATUS.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED;
+  const close = raw.closeTime?.seconds;
+  return {
+    ...ids,
+    status: (STATUS[status] ?? 'UNSPECIFIED').replace('WORKFLOW_EXECUTION_STATUS_', ''),
+    closeTime: close != null ? new Date(Number(close) * 1000) : null,
+    pending:
+      p && typeof p === 'object' && typeof p.id === 'string'
+        ? { ...p, ...ids, taskQueue: p.taskQueue ?? ids.taskQueue }
+        : null,
+    last: await read<ApprovalOutcome>(APPROVAL_LAST_MEMO),
+  };
+}
+
+async function describeRun(workflow: WorkflowClient, workflowId: string, runId?: string): Promise<RunState> {
+  let raw: temporal.api.workflowservice.v1.IDescribeWorkflowExecutionResponse;
+  try {
+    raw = await workflow.workflowService.describeWorkflowExecution({
+      namespace: workflow.options.namespace,
+      execution: { workflowId, ...(runId ? { runId } : {}) },
+    });
+  } catch (err) {
+    if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)
+      throw new ApprovalNotPendingError(
+        `no workflow ${workflowId}${runId ? ` run ${runId}` : ''} on this Temporal server (namespace ${workflow.options.namespace}); check the id with \`jbx approvals\``,
+        err,
+      );
+    throw err;
+  }
+  const state = raw.workflowExecutionInfo ? await runStateOf(workflow, raw.workflowExecutionInfo) : null;
+  if (!state)
+    throw new ApprovalNotPendingError(`the server described workflow ${workflowId} without its ids`);
+  return state;
+}
+
+/** The run a handle names: the one it started, else the workflow's latest. */
+function runIdOf(handle: AnyHandle, runId?: string): string | undefined {
+  return runId ?? (handle as { firstExecutionRunId?: string }).firstExecutionRunId;
 }
 
 /** The approval this run waits for now, or null. Reads the run's memo: no worker needed. */
 export async function pendingApproval(handle: AnyHandle): Promise<PendingApproval | null> {
-  const d = await handle.describe();
-  return pendingOf(d.memo, {
-    workflowId: d.workflowId,
-    runId: d.runId,
-    workflowType: d.type,
-    taskQueue: d.taskQueue,
-  });
+  return (await describeRun(handle.client, handle.workflowId, runIdOf(handle))).pending;
 }
 
 /** Every running workflow of the namespace that waits for a person, oldest request first. */
@@ -128,15 +199,19 @@ export async function listApprovals(
   const workflow = 'workflow' in client ? client.workflow : client;
   const query = `ExecutionStatus = "Running"${options.workflowType ? ` AND WorkflowType = "${options.workflowType.replace(/"/g, '')}"` : ''}`;
   const out: PendingApproval[] = [];
-  for await (const w of workflow.list({ query })) {
-    const p = pendingOf(w.memo, {
-      workflowId: w.workflowId,
-      runId: w.runId,
-      workflowType: w.type,
-      taskQueue: w.taskQueue,
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await workflow.workflowService.listWorkflowExecutions({
+      namespace: workflow.options.namespace,
+      query,
+      ...(nextPageToken ? { nextPageToken } : {}),
     });
-    if (p) out.push(p);
-  }
+    for (const raw of page.executions ?? []) {
+      const p = (await runStateOf(workflow, raw))?.pending;
+      if (p) out.push(p);
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   return out.sort((a, b) => a.requestedAtMs - b.requestedAtMs);
 }
 
@@ -150,21 +225,15 @@ export async function waitForApproval(
 ): Promise<PendingApproval> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   for (;;) {
-    const d = await handle.describe();
-    const p = pendingOf(d.memo, {
-      workflowId: d.workflowId,
-      runId: d.runId,
-      workflowType: d.type,
-      taskQueue: d.taskQueue,
-    });
-    if (p) return p;
-    if (d.status.name !== 'RUNNING')
+    const run = await describeRun(handle.client, handle.workflowId, runIdOf(handle));
+    if (run.pending) return run.pending;
+    if (run.status !== 'RUNNING')
       throw new ApprovalNotPendingError(
-        `workflow ${d.workflowId} run ${d.runId} ended (${d.status.name}) without asking for a decision`,
+        `workflow ${run.workflowId} run ${run.runId} ended (${run.status}) without asking for a decision`,
       );
     if (Date.now() > deadline)
       throw new ApprovalNotPendingError(
-        `workflow ${d.workflowId} run ${d.runId} did not ask for a decision within ${options.timeoutMs ?? 60_000} ms`,
+        `workflow ${run.workflowId} run ${run.runId} did not ask for a decision within ${options.timeoutMs ?? 60_000} ms`,
       );
     await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
   }
@@ -190,30 +259,15 @@ async function decide(
   verdict: 'approve' | 'reject',
   options: DecideOptions,
 ): Promise<DecisionResult> {
-  let description: Awaited<ReturnType<AnyHandle['describe']>>;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new ApprovalNotPendingError(
-        `no workflow ${handle.workflowId} on this Temporal server (namespace ${handle.client.options.namespace}); check the id with \`jbx approvals\``,
-        err,
-      );
-    throw err;
-  }
-  const ids = {
-    workflowId: description.workflowId,
-    runId: description.runId,
-    workflowType: description.type,
-    taskQueue: description.taskQueue,
-  };
-  const last = description.memo?.[APPROVAL_LAST_MEMO] as ApprovalOutcome | undefined;
+  const state = await describeRun(handle.client, handle.workflowId, runIdOf(handle, options.runId));
+  const ids = { workflowId: state.workflowId, runId: state.runId };
+  const last = state.last;
   const run = `workflow ${ids.workflowId} run ${ids.runId}`;
-  if (description.status.name !== 'RUNNING')
+  if (state.status !== 'RUNNING')
     throw new ApprovalNotPendingError(
-      `${run} already ended (${description.status.name}${description.closeTime ? ` at ${description.closeTime.toISOString()}` : ''})${describeOutcome(last)}; there is nothing to decide`,
+      `${run} already ended (${state.status}${state.closeTime ? ` at ${state.closeTime.toISOString()}` : ''})${describeOutcome(last)}; there is nothing to decide`,
     );
-  const pending = pendingOf(description.memo, ids);
+  const pending = state.pending;
   if (!pending)
     throw new ApprovalNotPendingError(`${run} is not waiting for an approval${describeOutcome(last)}`);
   if (options.approvalId !== undefined && options.approvalId !== pending.id)

@@ -94,6 +94,16 @@ describe('a gate that asks a person', () => {
     expect(pending.staged?.files).toEqual([expect.stringContaining('ledger.csv')]);
     expect(pending.staged?.sql).toEqual([expect.stringMatching(/UPDATE accounts SET balance_cents/)]);
     expect(pending.staged?.mcp).toEqual([expect.stringContaining('notify/notify_customer')]);
+    // Waiting is a timer in the run's history: no activity pending, nothing polling, the history standing still.
+    const before = await handle.fetchHistory();
+    await new Promise((r) => setTimeout(r, 3_000));
+    const still = await handle.fetchHistory();
+    expect(still.events?.length).toBe(before.events?.length);
+    expect((await handle.describe()).raw.pendingActivities ?? []).toEqual([]);
+    const timers = still.events?.filter((e) => e.timerStartedEventAttributes) ?? [];
+    expect(timers.map((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds))).toEqual([
+      24 * 3600,
+    ]);
     // Staged, not applied, while it waits.
     expect(await readBalance(demo, 'C-2002')).toBe(balance);
     expect(readOutbox(demo.outbox).filter((n) => n.customer === 'C-2002')).toEqual([]);
