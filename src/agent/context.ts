@@ -3,6 +3,7 @@ import { crossRealmError, JukeboxError } from '../errors/JukeboxError';
 import type { LlmRequest, LlmResponse } from '../llm/types';
 import type { ApprovalOptions } from './approval';
 import type { CommitOptions, CommitReport, RollbackReport } from './commit';
+import type { ToolPolicy } from './tools/toolPolicy';
 
 /**
  * The only ways an agent reaches the world. Inside Temporal each call is an activity (or a deterministic
@@ -31,8 +32,11 @@ export interface AgentContext {
   readonly runId: string;
 }
 
-/** How one tool call runs; outside Temporal these change nothing. */
-export interface ToolCallOptions {
+/**
+ * How one tool call runs; outside Temporal these change nothing. `timeoutMs` and `retry` override the tool
+ * definition's, field by field (docs/long-steps.md).
+ */
+export interface ToolCallOptions extends ToolPolicy {
   /**
    * Run the step as a Temporal local activity: in the worker that runs the workflow, inside its workflow task,
    * with no round trip through the server's task queues (docs/performance.md). For short tools only: a local

@@ -2,14 +2,25 @@ import type { ShadowBooth } from '../../booth/shadowBooth';
 import { crossRealmError, JukeboxError } from '../../errors';
 import type { ToolSpec } from '../../llm/types';
 import type { ToolApproval } from '../context';
+import { type ToolPolicy, toolPolicyOf } from './toolPolicy';
 
 export interface ToolInvocation {
+  /**
+   * Fires when this attempt must stop: the run was cancelled, the attempt ran past its timeout, the server no
+   * longer knows the step, or the worker is shutting down. Pass it to whatever the tool waits on (fetch, child
+   * processes, SDK calls); the booth's shell kills its command when it fires. Inside Temporal it is the
+   * activity's cancellation signal, reaching a running tool with its next heartbeat (docs/long-steps.md).
+   */
   signal: AbortSignal;
   /** The run's Shadow Booth when the worker has one: stage files, SQL and MCP calls here, not on the real targets. */
   booth?: ShadowBooth;
 }
 
-export interface ToolDefinition {
+/**
+ * A tool: its spec for the model, its code, and optionally how long one attempt may run (`timeoutMs`) and how it
+ * is retried (`retry`); `ctx.tool`'s options override both per call. Defaults: docs/long-steps.md.
+ */
+export interface ToolDefinition extends ToolPolicy {
   spec: ToolSpec;
   run(args: Record<string, unknown>, invocation: ToolInvocation): Promise<unknown>;
   /**
@@ -48,8 +59,20 @@ export class ToolRegistry {
 
   register(tool: ToolDefinition): this {
     if (this.tools.has(tool.spec.name)) throw new Error(`Tool ${tool.spec.name} is registered twice.`);
+    // A policy that cannot be applied fails where the worker starts, not in the middle of a run.
+    toolPolicyOf(tool, `tool ${JSON.stringify(tool.spec.name)}`);
     this.tools.set(tool.spec.name, tool);
     return this;
+  }
+
+  /** The timeout and retry policy of every tool that sets one, by name, as the workflow picks them up. */
+  policies(): Record<string, ToolPolicy> {
+    const out: Record<string, ToolPolicy> = {};
+    for (const [name, tool] of this.tools) {
+      const policy = toolPolicyOf(tool, `tool ${JSON.stringify(name)}`);
+      if (policy) out[name] = policy;
+    }
+    return out;
   }
 
   get(name: string): ToolDefinition {

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { needsApprovalResult, type ToolStepApprovals, withBoothMark } from '../../agent/toolStepResult';
+import type { ToolPolicy } from '../../agent/tools/toolPolicy';
 import type { ToolRegistry } from '../../agent/tools/toolRegistry';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import type { StepStaging } from '../../booth/stepCheckpoint';
@@ -45,6 +46,9 @@ export interface ToolStepInput extends WithObservations {
   /** What a person approved for this call; without it a tool or MCP call that asks ends the step unrun. */
   approvals?: ToolStepApprovals;
 }
+
+/** The activity that hands the workflow its tools' policies: not a step, so not on the tape. */
+export const TOOL_POLICIES_ACTIVITY = 'toolPolicies';
 
 export interface StepActivityDeps {
   llm: LlmClient;
@@ -109,6 +113,15 @@ export function createStepActivities(deps: StepActivityDeps) {
       return { ...response, breaker: observed };
     },
 
+    /**
+     * The timeout and retry policy of every tool on this worker that sets one. The workflow asks once per run, as
+     * a local activity (src/temporal/workflow/toolSteps.ts); its history keeps the answer, so a replay picks the
+     * same activity options for every tool step.
+     */
+    async toolPolicies(): Promise<Record<string, ToolPolicy>> {
+      return deps.tools.policies();
+    },
+
     async toolStep(input: ToolStepInput): Promise<unknown> {
       const ctx = Context.current();
       const tape = currentActivityTape();
@@ -154,6 +167,13 @@ export function createStepActivities(deps: StepActivityDeps) {
             } catch (err) {
               failure = { err };
             }
+            // Whatever the tool threw once its signal fired (an AbortError, a typed error of its own), the step was
+            // cancelled: Temporal learns that from the signal's CancelledFailure, and a run waiting on the
+            // cancellation sees it confirmed. The tool's own error is still what the tape records.
+            if (failure && ctx.cancellationSignal.aborted) {
+              tape?.toolError(failure.err);
+              throw ctx.cancellationSignal.reason;
+            }
             // An MCP call in it waits for a person (even if the tool caught the error): the step stages nothing.
             const waiting = opened?.booth.mcp.approvalNeeded;
             if (opened && waiting) {
@@ -173,7 +193,7 @@ export function createStepActivities(deps: StepActivityDeps) {
           await opened?.booth.close();
         }
       } catch (err) {
-        tape?.toolError(err);
+        if (err !== ctx.cancellationSignal.reason) tape?.toolError(err);
         throw err;
       }
       tape?.toolResult(output, staging);

@@ -5,6 +5,7 @@ import { JukeboxError } from '../../errors';
 import { runWithActivityTape } from '../../recorder/activityTape';
 import { type Observation, RECORD_OUTCOME_ACTIVITY } from '../../recorder/observations';
 import type { TapeRecorder } from '../../recorder/recorder';
+import { TOOL_POLICIES_ACTIVITY } from '../activities/stepActivities';
 
 /**
  * A Jukebox step names its step on its input. Any other activity (a plain workflow's) takes its place among the
@@ -37,7 +38,8 @@ function isNonRetryable(err: unknown, nonRetryableTypes: readonly string[]): boo
  * Mirrors every activity onto the run's tape: its input (after the observations the workflow piggybacked on
  * it), then its result or error with whether Temporal will retry it. The llm and tool activities add their
  * own frames in between through currentActivityTape(). recordOutcome writes its own frames (the outcome must
- * be the tape's last frame before the seal), so it passes straight through.
+ * be the tape's last frame before the seal), so it passes straight through, and so does toolPolicies, which
+ * is no step (it hands the workflow its tools' timeouts and retry policies).
  */
 export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor {
   constructor(private readonly recorder: TapeRecorder) {}
@@ -45,7 +47,8 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) {
     const ctx = Context.current();
     const info = ctx.info;
-    if (info.activityType === RECORD_OUTCOME_ACTIVITY) return next(input);
+    if (info.activityType === RECORD_OUTCOME_ACTIVITY || info.activityType === TOOL_POLICIES_ACTIVITY)
+      return next(input);
     const timings = this.recorder.timings;
     const t0 = timings ? performance.now() : 0;
     let inside = 0;

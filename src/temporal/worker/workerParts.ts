@@ -20,6 +20,7 @@ import { createRecorderActivities } from '../activities/recorderActivities';
 import { AfterStepInterceptor } from './afterStep';
 import { FailureMappingInterceptor } from './failureMappingInterceptor';
 import { KeepAliveInterceptor } from './keepAlive';
+import { LocalTimeoutInterceptor } from './localTimeouts';
 import { TapeRecordingInterceptor } from './recorderInterceptor';
 import { tapeSinks } from './tapeSinks';
 import type { WorkerTelemetry } from './workerTelemetry';
@@ -72,11 +73,13 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
   return {
     activities,
     // AfterStep outermost: its work starts once everything inside (the tape's closing fsync included) is done.
-    // KeepAlive next: it heartbeats for all the rest. FailureMapping before the recorder, so the recorder sees
-    // the original typed errors.
+    // KeepAlive next: it heartbeats for all the rest; LocalTimeout makes a local step's timeout final as the
+    // server does an activity task's. FailureMapping before the recorder, so the recorder sees the original
+    // typed errors.
     activityInterceptors: [
       () => ({ inbound: new AfterStepInterceptor() }),
       (ctx) => ({ inbound: new KeepAliveInterceptor(ctx) }),
+      (ctx) => ({ inbound: new LocalTimeoutInterceptor(ctx) }),
       ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),
       () => ({ inbound: new FailureMappingInterceptor() }),
       ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),

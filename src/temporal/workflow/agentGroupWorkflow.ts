@@ -19,6 +19,7 @@ import type { RecorderActivities } from '../activities/recorderActivities';
 import type { StepActivities } from '../activities/stepActivities';
 import { boothSaga } from './boothSaga';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { toolSteps } from './toolSteps';
 import { WorkflowBreaker } from './workflowBreaker';
 
 /** One agent of the group; its lane of messages and model calls is the breaker's track. */
@@ -82,6 +83,8 @@ export async function agentGroupWorkflow(
     heartbeatTimeout: o.heartbeatTimeoutMs,
     retry,
   });
+  // Tool steps with their tools' own timeouts and retry policies (src/temporal/workflow/toolSteps.ts).
+  const tools = toolSteps(o);
   const breakerSteps = proxyActivities<BreakerActivities>({ startToCloseTimeout: 60_000, retry });
   const recorder = proxyActivities<RecorderActivities>({ startToCloseTimeout: 60_000, retry });
 
@@ -185,7 +188,7 @@ export async function agentGroupWorkflow(
       if (response.toolCalls.length) {
         for (const call of response.toolCalls) {
           const { output: result, booth: staged } = readToolStepResult(
-            await steps.toolStep({ step: started++, name: call.name, args: call.arguments }),
+            await tools.run({ step: started++, name: call.name, args: call.arguments }, undefined, false),
           );
           if (staged) unsettled = true;
           conversation.push({

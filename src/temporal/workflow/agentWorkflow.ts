@@ -35,6 +35,7 @@ import { boothSaga } from './boothSaga';
 import { forkedRun } from './forkedRun';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 import { approvedToolCall } from './toolApproval';
+import { toolSteps } from './toolSteps';
 import { WorkflowBreaker } from './workflowBreaker';
 
 /** Steps finished so far, for clients that show progress while a run is going. */
@@ -91,16 +92,9 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         backoffCoefficient: 2,
       },
     });
-    // The same step activities as local activities, for tools the run marks local: same timeout and retry
-    // policy, no heartbeat (a local activity cannot heartbeat), retried by the worker within the workflow task.
-    const localActivities = proxyLocalActivities<StepActivities>({
-      startToCloseTimeout: o.stepTimeoutMs,
-      retry: {
-        maximumAttempts: o.maximumAttempts,
-        initialInterval: o.initialRetryIntervalMs,
-        backoffCoefficient: 2,
-      },
-    });
+    // Tool steps with their tools' own timeouts and retry policies; as local activities for tools the run marks
+    // local (no heartbeat: a local activity cannot send one; retried by the worker within the workflow task).
+    const tools = toolSteps(o);
     const localTools = new Set(o.localTools ?? []);
     // Local steps' tape frames are fsynced once per workflow task, by this barrier, which the worker runs after
     // the activation that issues the task's next non-local command and before that task completes: the history
@@ -251,14 +245,18 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         const step = started++;
         const runStep = async (sent: Record<string, unknown>, approvals: ToolStepApprovals) =>
           lineage.answer(step, toolCallForm(name, sent)) ??
-          (await (local ? localActivities : activities).toolStep({
-            step,
-            name,
-            args: sent,
-            ...(approvals.tool || approvals.mcp ? { approvals } : {}),
-            ...lineage.stepInput(step),
-            ...takeObservations(),
-          }));
+          (await tools.run(
+            {
+              step,
+              name,
+              args: sent,
+              ...(approvals.tool || approvals.mcp ? { approvals } : {}),
+              ...lineage.stepInput(step),
+              ...takeObservations(),
+            },
+            callOptions,
+            local,
+          ));
         const answered = await approvedToolCall(
           {
             desk,
