@@ -60,6 +60,8 @@ export {
   SqlRefusedError,
   SqlReplayDivergedError,
   SqlStatementError,
+  SqlStatementTimeoutError,
+  SqlTamperedError,
   type SqlWriteSet,
   StagedSql,
   type StagedSqlOptions,

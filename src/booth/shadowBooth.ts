@@ -42,7 +42,8 @@ export interface ShadowBoothConfig {
   stagingRoot?: string;
   /** A SQLite file to stage writes against (shorthand for `sql: { client: 'sqlite3', connection: { filename } }`). */
   sqlite?: string;
-  sql?: Pick<StagedSqlOptions, 'client' | 'connection'>;
+  /** `statementTimeoutMs`: a staged statement running longer is stopped (default 30 s; docs/shadow-booth.md). */
+  sql?: Pick<StagedSqlOptions, 'client' | 'connection' | 'statementTimeoutMs'>;
   mcpServers?: McpServerConfig[];
   /** Staged files: setuid/setgid/sticky bits (stripped unless allowed) and the run's staged bytes (256 MiB). */
   files?: Pick<StagedWorkspaceOptions, 'allowSpecialModes' | 'maxStagedBytes'>;
@@ -85,7 +86,7 @@ export class BoothRuntime {
     this.faultPoint = config.faultPoint ?? (() => {});
   }
 
-  get sqlOptions(): Pick<StagedSqlOptions, 'client' | 'connection'> | null {
+  get sqlOptions(): Pick<StagedSqlOptions, 'client' | 'connection' | 'statementTimeoutMs'> | null {
     if (this.config.sql) return this.config.sql;
     if (this.config.sqlite) return { client: 'sqlite3', connection: { filename: this.config.sqlite } };
     return null;

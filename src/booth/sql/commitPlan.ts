@@ -63,7 +63,7 @@ export async function planCommit(
 ): Promise<CommitPlan> {
   const shadowTables = new Set(await d.listTables(shadow));
   const known = new Set([...Object.keys(s.base), ...shadowTables]);
-  const written: WrittenRow[] = await d.writtenRows(shadow);
+  const written: WrittenRow[] = await d.writtenRows(shadow, s);
   const named = new Set(log.flatMap((x) => x.names).filter((n) => known.has(n)));
   const writtenTables = new Set(
     log.filter((x) => x.kind === 'write').flatMap((x) => x.names.filter((n) => known.has(n))),

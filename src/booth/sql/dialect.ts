@@ -21,6 +21,38 @@ export interface WrittenRow {
   pre: string | null;
 }
 
+/**
+ * Where a session's shadow lives and, on PostgreSQL, the role its statements run as (a login role of its own,
+ * with its password and the key of the booth's bookkeeping functions; kept in the 0600 state file).
+ */
+export interface ShadowRef {
+  shadow: string;
+  agent?: AgentAccess;
+}
+
+export interface AgentAccess {
+  role: string;
+  password: string;
+  /** Proves to the booth's bookkeeping functions that the booth, not the agent, is calling (pg). */
+  key: string;
+}
+
+/** What the statement log records of one statement. */
+export interface LogRow {
+  kind: 'read' | 'write';
+  statement: string;
+  params: string;
+  rowsAffected: number;
+  names: string;
+  verb: string;
+  result: string | null;
+}
+
+export interface ExecOptions {
+  /** Stop the statement after this long (`SqlStatementTimeoutError`); none at commit. */
+  timeoutMs?: number;
+}
+
 export interface Dialect {
   readonly client: Client;
   /** Identifies the real database, so a stagingDir is never reused against another one. */
@@ -29,15 +61,37 @@ export interface Dialect {
   /** Schema names a statement may not use as qualifiers. */
   forbiddenSchemas(): Promise<Set<string>>;
   /** Takes a consistent snapshot of the real database; returns where the shadow lives. */
-  createShadow(sessionId: string, stagingDir: string): Promise<string>;
-  openShadow(shadow: string): Knex;
-  dropShadow(shadow: string): Promise<void>;
+  createShadow(sessionId: string, stagingDir: string): Promise<ShadowRef>;
+  /** The booth's own connection to the shadow: bookkeeping, fingerprints, sequences. */
+  openShadow(ref: ShadowRef): Knex;
+  /**
+   * The connection the agent's statements run on, confined by the database (pg: the session's role; SQLite:
+   * the booth's connection, whose every statement is checked as compiled). May be `booth` itself.
+   */
+  openAgent(ref: ShadowRef, booth: Knex, options: ExecOptions): Knex;
+  dropShadow(ref: ShadowRef): Promise<void>;
+  /** The booth's table `name` (`_jukebox_log`, `_jukebox_steps`) of this shadow, qualified. */
+  bookkeeping(ref: ShadowRef, name: string): string;
+  /** Appends a statement's row to the log in the agent's open transaction; returns its seq. */
+  logStatement(trx: Knex.Transaction, ref: ShadowRef, row: LogRow): Promise<number>;
+  /** Inserts a step's checkpoint row in the agent's open transaction. */
+  insertCheckpoint(
+    trx: Knex.Transaction,
+    ref: ShadowRef,
+    id: string,
+    attempt: number,
+    result: string,
+  ): Promise<void>;
   listTables(db: Db): Promise<string[]>;
   /** True when triggers or views exist, so a statement may touch tables it does not name. */
   hasIndirection(db: Db): Promise<boolean>;
   hasTable(db: Db, table: string): Promise<boolean>;
   fingerprint(db: Db, table: string): Promise<string>;
-  exec(db: Db, sql: string, bindings: unknown, write: boolean): Promise<ExecResult>;
+  /**
+   * Runs one of the agent's statements (staging, or replaying at commit), refusing with `SqlRefusedError` what
+   * the database says reaches past the shadow, and with `SqlStatementTimeoutError` what runs too long.
+   */
+  exec(db: Db, sql: string, bindings: unknown, write: boolean, options?: ExecOptions): Promise<ExecResult>;
   /** Makes other writers wait until this transaction ends (SQLite: the write lock; pg: table locks). */
   lock(trx: Knex.Transaction, tables: string[]): Promise<void>;
   image(trx: Knex.Transaction, table: string): Promise<Encoded>;
@@ -49,7 +103,7 @@ export interface Dialect {
   /** Primary-key columns in key order; null when the table has none or does not exist. */
   keyColumns(db: Db, table: string): Promise<string[] | null>;
   /** The rows the run's writes touched on the shadow, recorded by the tracking triggers (src/booth/sql/rowTracking.ts). */
-  writtenRows(shadow: Db): Promise<WrittenRow[]>;
+  writtenRows(shadow: Db, ref: ShadowRef): Promise<WrittenRow[]>;
   /** Each key's row now, in the same encoding as a pre-image; null when no row has that key. */
   rowImages(db: Db, table: string, keys: readonly string[]): Promise<(string | null)[]>;
   /** Deletes the rows at these keys, then inserts the images that are not null. */

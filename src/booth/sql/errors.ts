@@ -15,19 +15,84 @@ export type SqlRefusal =
   | 'schema-qualified'
   | 'internal-table'
   | 'privileges'
-  | 'code-execution';
+  | 'code-execution'
+  /** The database refused it: the run's role (pg) or its compiled program (SQLite) reaches past the shadow. */
+  | 'outside-shadow'
+  /** SQLite: temporary objects would live on the booth's connection, not in the staged database. */
+  | 'temporary-object';
 
-/** The statement would reach outside the shadow (another file, another schema, the server's disk) or break it. */
+/**
+ * The statement would reach outside the shadow (another file, another schema, the server's disk, the booth's
+ * own tables) or break it; nothing ran, nothing changed. `object` names what it reached for when known.
+ */
 export class SqlRefusedError extends JukeboxError {
   readonly statement: string;
   readonly reason: SqlRefusal;
-  constructor(statement: string, reason: SqlRefusal, detail: string) {
-    super('SQL_REFUSED', `SQL statement refused (${reason}): ${detail}`, { nonRetryable: true });
+  readonly object: string | null;
+  constructor(
+    statement: string,
+    reason: SqlRefusal,
+    detail: string,
+    object: string | null = null,
+    cause?: unknown,
+  ) {
+    super(
+      'SQL_REFUSED',
+      `SQL statement refused (${reason}${object === null ? '' : `, ${JSON.stringify(object)}`}): ${detail}`,
+      { nonRetryable: true, cause },
+    );
     this.statement = statement;
     this.reason = reason;
+    this.object = object;
   }
 }
 crossRealmError('SqlRefusedError', SqlRefusedError);
+
+/**
+ * A statement ran longer than the booth's statement time limit and was stopped (PostgreSQL statement_timeout,
+ * SQLite interrupt); nothing of it is staged. Inside a tool step on SQLite the stop also rolls back the step's
+ * earlier statements, so the step fails as a whole (see `stepLost`).
+ */
+export class SqlStatementTimeoutError extends JukeboxError {
+  readonly statement: string;
+  readonly timeoutMs: number;
+  /** True when the step's earlier statements were rolled back with it: the step must fail and run again. */
+  readonly stepLost: boolean;
+  constructor(statement: string, timeoutMs: number, stepLost: boolean, cause?: unknown) {
+    super(
+      'SQL_STATEMENT_TIMEOUT',
+      `SQL statement ran longer than ${timeoutMs} ms and was stopped, nothing of it was staged${
+        stepLost
+          ? " (and the step's earlier statements were rolled back with it: the step has to run again)"
+          : ''
+      }; make it cheaper, bound it (LIMIT, a WHERE on an index), or raise the booth's sql.statementTimeoutMs`,
+      { cause, nonRetryable: true },
+    );
+    this.statement = statement;
+    this.timeoutMs = timeoutMs;
+    this.stepLost = stepLost;
+  }
+}
+crossRealmError('SqlStatementTimeoutError', SqlStatementTimeoutError);
+
+/**
+ * commit() re-checked the run's statement log and found a statement the booth would have refused: it was not
+ * staged through the booth (someone wrote the log behind its back). Nothing was applied.
+ */
+export class SqlTamperedError extends JukeboxError {
+  readonly statement: string;
+  readonly object: string | null;
+  constructor(seq: number, refusal: SqlRefusedError) {
+    super(
+      'SQL_STAGING_TAMPERED',
+      `SQL commit aborted, nothing was applied: statement ${seq} of the run's log, ${JSON.stringify(refusal.statement.slice(0, 200))}, is one the booth refuses (${refusal.message}); it was not staged through the booth, so the log was written behind its back: roll the run back and find out who can write its staging`,
+      { cause: refusal, nonRetryable: true },
+    );
+    this.statement = refusal.statement;
+    this.object = refusal.object;
+  }
+}
+crossRealmError('SqlTamperedError', SqlTamperedError);
 
 /** The database rejected the statement on the shadow; the staged state is unchanged (it ran in a rolled-back transaction). */
 export class SqlStatementError extends JukeboxError {

@@ -13,6 +13,8 @@ export {
   SqlRefusedError,
   SqlReplayDivergedError,
   SqlStatementError,
+  SqlStatementTimeoutError,
+  SqlTamperedError,
 } from './errors';
 export {
   type SqlCommitResult,

@@ -1,8 +1,16 @@
-/** The PostgreSQL side of the staged database: the shadow is a copy of the schema on the same server. */
-
+/**
+ * The PostgreSQL side of the staged database: the shadow is a copy of the schema on the same server, and the
+ * agent's statements run as a login role made for the session that can use nothing but that copy (no rights on
+ * the real schema or any other, no superuser, no server files). The booth's own tables (statement log, step
+ * checkpoints, row tracking) sit in a second schema the role cannot touch; it appends to them only through two
+ * SECURITY DEFINER functions that want a key only the booth knows, so a statement and its log row still commit
+ * in one transaction on the role's connection.
+ */
+import { randomBytes } from 'node:crypto';
 import knexFactory, { type Knex } from 'knex';
 import { requireOptional } from '../../errors/optionalDependency';
 import {
+  type AgentAccess,
   type Db,
   type Dialect,
   INTERNAL,
@@ -11,7 +19,9 @@ import {
   TABLES_LOG,
   type WrittenRow,
 } from './dialect';
+import { SqlConfigError, SqlRefusedError, SqlStatementTimeoutError } from './errors';
 import { pgTableTrackingDdl, pgTrackingDdl, WRITTEN } from './rowTracking';
+import { STEPS } from './sessionState';
 
 export interface PgTarget {
   connection: Knex.PgConnectionConfig | string;
@@ -49,7 +59,7 @@ async function copyPgDependents(trx: Knex.Transaction, schema: string, shadow: s
     [schema],
   );
   const triggers = await trx.raw(
-    `SELECT pg_get_triggerdef(g.oid, true) AS def, p.prosrc AS src, coalesce(array_to_string(p.proconfig, ','), '') AS config
+    `SELECT pg_get_triggerdef(g.oid, true) AS def, p.prosrc AS src, p.prosecdef AS definer, coalesce(array_to_string(p.proconfig, ','), '') AS config
        FROM pg_trigger g JOIN pg_class k ON k.oid = g.tgrelid JOIN pg_proc p ON p.oid = g.tgfoid
       WHERE NOT g.tgisinternal AND k.relnamespace = ${ns} AND k.relkind = 'r' ORDER BY g.oid`,
     [schema],
@@ -67,8 +77,9 @@ async function copyPgDependents(trx: Knex.Transaction, schema: string, shadow: s
     await trx.raw(`ALTER TABLE ${S}.${quoteIdent(fk.tbl)} ADD CONSTRAINT ${quoteIdent(fk.name)} ${fk.def}`);
   for (const v of views.rows as { name: string; def: string }[])
     await trx.raw(`CREATE VIEW ${S}.${quoteIdent(v.name)} AS ${v.def}`);
-  for (const g of triggers.rows as { def: string; src: string; config: string }[]) {
-    if (/search_path/i.test(g.config) || qualifies(g.src)) continue;
+  for (const g of triggers.rows as { def: string; src: string; definer: boolean; config: string }[]) {
+    // A SECURITY DEFINER function would run with its owner's rights, past the agent's role: left out too.
+    if (g.definer || /search_path/i.test(g.config) || qualifies(g.src)) continue;
     await trx.raw(g.def);
   }
   await trx.raw(`SET LOCAL search_path TO ${quoteIdent(schema)}`);
@@ -77,6 +88,97 @@ async function copyPgDependents(trx: Knex.Transaction, schema: string, shadow: s
 function pgKnex(connection: Knex.PgConnectionConfig | string, schema: string): Knex {
   requireOptional('pg', "The Shadow Booth's PostgreSQL staging");
   return knexFactory({ client: 'pg', connection, searchPath: [schema], pool: { min: 0, max: 2 } });
+}
+
+/** The schema holding a session's bookkeeping, beside its shadow. */
+const boothSchemaOf = (shadow: string) => shadow.replace(/^jbx_shadow_/, 'jbx_booth_');
+
+/** The booth's connection settings with the session role's name and password instead of its own. */
+function agentConnection(
+  connection: Knex.PgConnectionConfig | string,
+  agent: AgentAccess,
+): Knex.PgConnectionConfig | string {
+  if (typeof connection === 'string') {
+    const url = new URL(connection);
+    url.username = agent.role;
+    url.password = agent.password;
+    return url.toString();
+  }
+  return { ...connection, user: agent.role, password: agent.password };
+}
+
+/** `permission denied for table pg_authid` → `pg_authid`. */
+function deniedObject(message: string): string | null {
+  const m =
+    /(?:permission denied for|must be owner of)\s+(?:materialized view|large object|table|schema|function|relation|sequence|view|database|procedure|type|language|column)\s+(\S+)/i.exec(
+      message,
+    );
+  return m?.[1] ?? null;
+}
+
+/** The session's bookkeeping, its role's grants and its two entry points (run inside createShadow's transaction). */
+async function createBookkeeping(
+  trx: Knex.Transaction,
+  shadow: string,
+  tables: string[],
+  keyed: Map<string, string[]>,
+  agent: AgentAccess,
+  logDdl: string,
+): Promise<void> {
+  const S = quoteIdent(shadow);
+  const B = quoteIdent(boothSchemaOf(shadow));
+  const A = quoteIdent(agent.role);
+  await trx.raw(`CREATE SCHEMA ${B}`);
+  await trx.raw(logDdl.replace('CREATE TABLE IF NOT EXISTS ', `CREATE TABLE ${B}.`));
+  await trx.raw(
+    `CREATE TABLE ${B}.${STEPS} (id TEXT PRIMARY KEY, attempt INTEGER NOT NULL, result TEXT NOT NULL)`,
+  );
+  await trx.raw(`CREATE TABLE ${B}."_jukebox_key" (h BYTEA NOT NULL)`);
+  await trx.raw(`INSERT INTO ${B}."_jukebox_key" VALUES (sha256(convert_to(?, 'UTF8')))`, [agent.key]);
+  for (const ddl of pgTrackingDdl(boothSchemaOf(shadow))) await trx.raw(ddl);
+  for (const name of tables) {
+    const keys = keyed.get(name);
+    if (keys !== undefined)
+      for (const ddl of pgTableTrackingDdl(shadow, name, keys, boothSchemaOf(shadow))) await trx.raw(ddl);
+  }
+  const guard = `IF sha256(convert_to(k, 'UTF8')) IS DISTINCT FROM (SELECT h FROM ${B}."_jukebox_key") THEN
+    RAISE EXCEPTION 'only the booth writes its bookkeeping' USING ERRCODE = '42501';
+  END IF;`;
+  await trx.raw(`CREATE FUNCTION ${B}.record(k text, kind text, statement text, params text, rows_affected bigint, names text, verb text, result text)
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $jbx$
+DECLARE s bigint;
+BEGIN
+  ${guard}
+  INSERT INTO ${B}.${TABLES_LOG} (kind, statement, params, rows_affected, names, verb, result)
+    VALUES (kind, statement, params, rows_affected, names, verb, result) RETURNING seq INTO s;
+  RETURN s;
+END $jbx$`);
+  await trx.raw(`CREATE FUNCTION ${B}.checkpoint(k text, id text, attempt integer, result text)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $jbx$
+BEGIN
+  ${guard}
+  INSERT INTO ${B}.${STEPS} (id, attempt, result) VALUES (id, attempt, result);
+END $jbx$`);
+  await trx.raw(`REVOKE ALL ON ALL FUNCTIONS IN SCHEMA ${B} FROM PUBLIC`);
+  await trx.raw(`GRANT USAGE ON SCHEMA ${B} TO ${A}`);
+  await trx.raw(
+    `GRANT EXECUTE ON FUNCTION ${B}.record(text, text, text, text, bigint, text, text, text) TO ${A}`,
+  );
+  await trx.raw(`GRANT EXECUTE ON FUNCTION ${B}.checkpoint(text, text, integer, text) TO ${A}`);
+  // The shadow: its rows, not its tables (the booth owns them, so their tracking triggers stay put); new
+  // tables the agent creates are its own.
+  await trx.raw(`GRANT USAGE, CREATE ON SCHEMA ${S} TO ${A}`);
+  await trx.raw(
+    `GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES ON ALL TABLES IN SCHEMA ${S} TO ${A}`,
+  );
+  await trx.raw(`GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA ${S} TO ${A}`);
+  // A view runs with its owner's rights: owned by the booth, a copied view naming another schema would read it.
+  const views = await trx.raw(
+    "SELECT c.relname AS v FROM pg_class c WHERE c.relkind = 'v' AND c.relnamespace = to_regnamespace(?)",
+    [quoteIdent(shadow)],
+  );
+  for (const { v } of views.rows as { v: string }[])
+    await trx.raw(`ALTER VIEW ${S}.${quoteIdent(v)} OWNER TO ${A}`);
 }
 
 export function pgDialect(t: PgTarget): Dialect {
@@ -100,10 +202,29 @@ export function pgDialect(t: PgTarget): Dialect {
       const shadow = `jbx_shadow_${sessionId}`;
       const S = quoteIdent(shadow);
       const R = quoteIdent(t.schema);
-      // One repeatable-read transaction: every table is copied as of the same instant.
+      const agent: AgentAccess = {
+        role: `jbx_agent_${sessionId}`,
+        password: randomBytes(24).toString('hex'),
+        key: randomBytes(32).toString('hex'),
+      };
+      const A = quoteIdent(agent.role);
+      // One repeatable-read transaction: every table is copied as of the same instant, and a failure leaves no
+      // role or schema behind (both are transactional in PostgreSQL).
       await real.transaction(
         async (trx) => {
-          await trx.raw(`CREATE SCHEMA ${S}`);
+          try {
+            await trx.raw(
+              `CREATE ROLE ${A} LOGIN PASSWORD '${agent.password}' NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT CONNECTION LIMIT 4`,
+            );
+            // The booth manages what the role creates (its new tables, sequences) and hands views to it.
+            await trx.raw(`GRANT ${A} TO CURRENT_USER`);
+            await trx.raw(`CREATE SCHEMA ${S}`);
+          } catch (err) {
+            throw new SqlConfigError(
+              `the booth's PostgreSQL role cannot create the session's role and schema (${err instanceof Error ? err.message : String(err)}); it needs CREATEROLE and CREATE on the database (docs/shadow-booth.md, "What PostgreSQL must grant")`,
+              err,
+            );
+          }
           const tables = await dialect.listTables(trx);
           for (const name of tables) {
             const T = quoteIdent(name);
@@ -141,20 +262,61 @@ export function pgDialect(t: PgTarget): Dialect {
             }
           }
           await copyPgDependents(trx, t.schema, shadow);
-          await trx.raw(dialect.logDdl().replace('CREATE TABLE IF NOT EXISTS ', `CREATE TABLE ${S}.`));
-          for (const ddl of pgTrackingDdl(shadow)) await trx.raw(ddl);
+          const keyed = new Map<string, string[]>();
           for (const name of tables) {
             const keys = await dialect.keyColumns(trx, name);
-            if (keys !== null) for (const ddl of pgTableTrackingDdl(shadow, name, keys)) await trx.raw(ddl);
+            if (keys !== null) keyed.set(name, keys);
           }
+          await createBookkeeping(trx, shadow, tables, keyed, agent, dialect.logDdl());
         },
         { isolationLevel: 'repeatable read' },
       );
-      return shadow;
+      return { shadow, agent };
     },
-    openShadow: (shadow) => pgKnex(t.connection, shadow),
-    async dropShadow(shadow) {
-      await real.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(shadow)} CASCADE`);
+    openShadow: (ref) => pgKnex(t.connection, ref.shadow),
+    openAgent(ref, _booth, options) {
+      if (ref.agent === undefined)
+        throw new SqlConfigError('this session has no role of its own; discard its staging directory');
+      return knexFactory({
+        client: 'pg',
+        connection: {
+          ...(() => {
+            const c = agentConnection(t.connection, ref.agent!);
+            return typeof c === 'string' ? { connectionString: c } : c;
+          })(),
+          ...(options.timeoutMs !== undefined ? { statement_timeout: options.timeoutMs } : {}),
+        } as Knex.PgConnectionConfig,
+        searchPath: [ref.shadow],
+        pool: { min: 0, max: 1 },
+      });
+    },
+    async dropShadow(ref) {
+      await real.transaction(async (trx) => {
+        await trx.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(ref.shadow)} CASCADE`);
+        await trx.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(boothSchemaOf(ref.shadow))} CASCADE`);
+        if (ref.agent === undefined) return;
+        const exists = await trx.raw('SELECT 1 FROM pg_roles WHERE rolname = ?', [ref.agent.role]);
+        if (exists.rows.length === 0) return;
+        const A = quoteIdent(ref.agent.role);
+        await trx.raw(`DROP OWNED BY ${A}`);
+        await trx.raw(`DROP ROLE ${A}`);
+      });
+    },
+    bookkeeping: (ref, name) => `${quoteIdent(boothSchemaOf(ref.shadow))}.${quoteIdent(name)}`,
+    async logStatement(trx, ref, r) {
+      const res = await trx.raw(
+        `SELECT ${quoteIdent(boothSchemaOf(ref.shadow))}.record(?, ?, ?, ?, ?, ?, ?, ?) AS seq`,
+        [ref.agent?.key ?? '', r.kind, r.statement, r.params, r.rowsAffected, r.names, r.verb, r.result],
+      );
+      return Number(res.rows[0].seq);
+    },
+    async insertCheckpoint(trx, ref, id, attempt, result) {
+      await trx.raw(`SELECT ${quoteIdent(boothSchemaOf(ref.shadow))}.checkpoint(?, ?, ?, ?)`, [
+        ref.agent?.key ?? '',
+        id,
+        attempt,
+        result,
+      ]);
     },
     async listTables(db) {
       const r = await db.raw(
@@ -181,8 +343,29 @@ export function pgDialect(t: PgTarget): Dialect {
       );
       return `${r.rows[0].n}:${r.rows[0].h}`;
     },
-    async exec(db, sql, bindings, write) {
-      const r = await db.raw(sql, bindings as never);
+    async exec(db, sql, bindings, write, options = {}) {
+      let r: { rows?: Record<string, unknown>[]; rowCount?: number | null };
+      try {
+        r = await db.raw(sql, bindings as never);
+      } catch (err) {
+        const e = err as { code?: string; message?: string };
+        if (
+          e.code === '57014' &&
+          options.timeoutMs !== undefined &&
+          /statement timeout/i.test(e.message ?? '')
+        )
+          throw new SqlStatementTimeoutError(sql, options.timeoutMs, false, err);
+        // insufficient_privilege: the role reached for something outside the shadow.
+        if (e.code === '42501')
+          throw new SqlRefusedError(
+            sql,
+            'outside-shadow',
+            `the database refused the run's role: ${e.message ?? ''}; statements may use only the run's shadow`,
+            deniedObject(e.message ?? ''),
+            err,
+          );
+        throw err;
+      }
       return {
         rows: (r.rows ?? []) as Record<string, unknown>[],
         rowsAffected: write ? Number(r.rowCount ?? 0) : 0,
@@ -229,8 +412,10 @@ export function pgDialect(t: PgTarget): Dialect {
       const cols = (r.rows as { c: string }[]).map((x) => x.c);
       return cols.length === 0 ? null : cols;
     },
-    async writtenRows(shadow) {
-      const r = await shadow.raw(`SELECT tbl AS "table", key, pre FROM ${WRITTEN} ORDER BY tbl, key`);
+    async writtenRows(shadow, ref) {
+      const r = await shadow.raw(
+        `SELECT tbl AS "table", key, pre FROM ${quoteIdent(boothSchemaOf(ref.shadow))}.${WRITTEN} ORDER BY tbl, key`,
+      );
       return r.rows as WrittenRow[];
     },
     async rowImages(db, table, keys) {

@@ -7,8 +7,10 @@
  * writing into `_jukebox_written` next to `_jukebox_log` in the shadow file, so a staged statement and its
  * records commit together in one file, and the shadow's `sqlite_master` (what the agent sees, what the
  * indirection check reads) never shows a trigger. Keys and images are `json_object(col, quote(col), ...)`, so BLOBs and the integer/text
- * distinction survive. PostgreSQL: one plpgsql trigger function in the shadow schema writing `to_jsonb` keys and
- * rows into `_jukebox_written` there.
+ * distinction survive; the agent's statements cannot reach the table (src/booth/sql/sqliteGuard.ts). PostgreSQL:
+ * one plpgsql trigger function in the session's bookkeeping schema, SECURITY DEFINER, writing `to_jsonb` keys and
+ * rows into `_jukebox_written` there, where the session's role has no rights; the shadow's tables belong to the
+ * booth, so the role cannot drop or disable the triggers either.
  */
 import { quoteIdent } from './quoting';
 
@@ -53,11 +55,11 @@ export const SQLITE_WRITTEN_DDL = `CREATE TABLE IF NOT EXISTS main.${WRITTEN} (t
  * at the end of the statement, after every BEFORE trigger of it, so a key another row moves onto keeps the
  * pre-image its own BEFORE trigger recorded. The key columns come as trigger arguments.
  */
-export function pgTrackingDdl(shadowSchema: string): string[] {
-  const S = quoteIdent(shadowSchema);
+export function pgTrackingDdl(boothSchema: string): string[] {
+  const S = quoteIdent(boothSchema);
   return [
     `CREATE TABLE ${S}.${WRITTEN} (tbl TEXT NOT NULL, key TEXT NOT NULL, pre TEXT, PRIMARY KEY (tbl, key))`,
-    `CREATE FUNCTION ${S}."_jukebox_track"() RETURNS trigger LANGUAGE plpgsql AS $jbx$
+    `CREATE FUNCTION ${S}."_jukebox_track"() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $jbx$
 DECLARE r jsonb; k jsonb := '{}'::jsonb; i int;
 BEGIN
   IF TG_WHEN = 'BEFORE' THEN r := to_jsonb(OLD); ELSE r := to_jsonb(NEW); END IF;
@@ -69,12 +71,18 @@ END $jbx$`,
   ];
 }
 
-export function pgTableTrackingDdl(shadowSchema: string, table: string, keys: readonly string[]): string[] {
+export function pgTableTrackingDdl(
+  shadowSchema: string,
+  table: string,
+  keys: readonly string[],
+  boothSchema: string,
+): string[] {
   const S = quoteIdent(shadowSchema);
+  const B = quoteIdent(boothSchema);
   const args = keys.map(lit).join(', ');
   const on = `${S}.${quoteIdent(table)}`;
   return [
-    `CREATE TRIGGER "_jukebox_before" BEFORE UPDATE OR DELETE ON ${on} FOR EACH ROW EXECUTE FUNCTION ${S}."_jukebox_track"(${args})`,
-    `CREATE TRIGGER "_jukebox_after" AFTER INSERT OR UPDATE ON ${on} FOR EACH ROW EXECUTE FUNCTION ${S}."_jukebox_track"(${args})`,
+    `CREATE TRIGGER "_jukebox_before" BEFORE UPDATE OR DELETE ON ${on} FOR EACH ROW EXECUTE FUNCTION ${B}."_jukebox_track"(${args})`,
+    `CREATE TRIGGER "_jukebox_after" AFTER INSERT OR UPDATE ON ${on} FOR EACH ROW EXECUTE FUNCTION ${B}."_jukebox_track"(${args})`,
   ];
 }

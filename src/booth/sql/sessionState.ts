@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { lstatOrNull } from '../durable';
 import { StagingCorruptError } from '../errors';
-import type { Dialect } from './dialect';
+import type { AgentAccess, Dialect } from './dialect';
 import { SqlConfigError } from './errors';
 import type { SqlCommitResult, StagedStatement } from './stagedSql';
 import type { Client } from './statement';
@@ -13,8 +13,10 @@ export type Session = {
   shadow: string;
   base: Record<string, string>;
   indirection: boolean;
-  /** The shadow was made with its `_jukebox_steps` table; a session from before that creates it on its first step. */
+  /** The shadow was made with its `_jukebox_steps` table. */
   steps?: true;
+  /** pg: the login role the session's statements run as (see src/booth/sql/pgDialect.ts). */
+  agent?: AgentAccess;
 };
 
 export type LoggedStatement = StagedStatement & { names: string[]; verb: string; result: string | null };
@@ -29,7 +31,9 @@ export type State = {
 };
 
 // 2: the shadow carries row-tracking triggers and the log stores read results; a /1 session lacks both.
-export const STATE_FORMAT = 'jukebox-staged-sql/2';
+// 3: pg statements run as the session's own role, the bookkeeping in a schema of its own; SQLite's statements
+// are checked as compiled. A /2 session would run unconfined: refused, like a /1 one.
+export const STATE_FORMAT = 'jukebox-staged-sql/3';
 export const STATE_FILE = 'sql-state.json';
 export const MARKER = 'JUKEBOX_STAGED_SQL';
 export const COMMITS = '_jukebox_commits';

@@ -5,14 +5,29 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { requireOptional } from '../../errors/optionalDependency';
 import { type Db, type Dialect, INTERNAL, quoteIdent, TABLES_LOG, type WrittenRow } from './dialect';
+import { SqlStatementTimeoutError } from './errors';
 import { SQLITE_WRITTEN_DDL, sqliteRowObject, sqliteTrackingDdl, WRITTEN } from './rowTracking';
+import { STEPS } from './sessionState';
+import { checkCompiled, checkSchemaAfter } from './sqliteGuard';
 import { type Encoded, encodeValue } from './values';
 
 type SqliteConnection = {
   run(sql: string, params: unknown[], cb: (err: unknown) => void): void;
   all(sql: string, params: unknown[], cb: (err: unknown, rows: unknown[]) => void): void;
   exec(sql: string, cb: (err: unknown) => void): void;
+  configure(option: 'limit', id: number, value: number): void;
+  interrupt(): void;
 };
+
+/** sqlite3_limit id of the number of attached databases. */
+const SQLITE_LIMIT_ATTACHED = 7;
+/** On a knex config: the one connection of its pool (max 1), so a statement running too long can be interrupted. */
+const CONNECTION = Symbol('jukebox.sqliteConnection');
+type WithConnection = { [CONNECTION]?: { conn: SqliteConnection | null } };
+
+function connectionOf(db: Db): SqliteConnection | null {
+  return (db.client.config as WithConnection)[CONNECTION]?.conn ?? null;
+}
 
 /** Creates the TEMP tracking triggers; they live only on this connection, never in the shadow's sqlite_master. */
 async function installSqliteTracking(conn: SqliteConnection): Promise<void> {
@@ -23,6 +38,8 @@ async function installSqliteTracking(conn: SqliteConnection): Promise<void> {
       conn.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))),
     );
   await run('PRAGMA busy_timeout = 5000');
+  // The agent's connection attaches nothing, ever (the booth's own work on it needs no other database).
+  conn.configure('limit', SQLITE_LIMIT_ATTACHED, 0);
   // A REPLACE (statement or ON CONFLICT REPLACE constraint) deletes rows that block it; only with recursive
   // triggers do those deletes fire the tracking triggers. With user triggers present that would change what
   // they do on the shadow, so it stays off then (every table is compared whole in that case anyway).
@@ -69,12 +86,22 @@ const withTracking: AfterCreate = (conn, done) => {
 
 function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout): Knex {
   requireOptional('sqlite3', "The Shadow Booth's SQLite staging");
-  return knexFactory({
+  const box: { conn: SqliteConnection | null } = { conn: null };
+  const config: Knex.Config & WithConnection = {
     client: 'sqlite3',
     connection: { filename },
     useNullAsDefault: true,
-    pool: { min: 1, max: 1, afterCreate },
-  });
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: SqliteConnection, done: (err: unknown, c: unknown) => void) => {
+        box.conn = conn;
+        afterCreate(conn, done);
+      },
+    },
+  };
+  config[CONNECTION] = box;
+  return knexFactory(config);
 }
 
 /** A value as SQLite's quote() wrote it; anything else in a stored key or image means the record was tampered with. */
@@ -118,11 +145,29 @@ export function sqliteDialect(filename: string): Dialect {
       } finally {
         await shadow.destroy();
       }
-      return file;
+      return { shadow: file };
     },
-    openShadow: (shadow) => sqliteKnex(shadow, withTracking),
-    async dropShadow(shadow) {
-      for (const suffix of ['', '-journal', '-wal', '-shm']) await fs.rm(shadow + suffix, { force: true });
+    openShadow: (ref) => sqliteKnex(ref.shadow, withTracking),
+    // One connection: a statement and its log row commit together; its guard keeps the agent off the log.
+    openAgent: (_ref, booth) => booth,
+    async dropShadow(ref) {
+      for (const suffix of ['', '-journal', '-wal', '-shm'])
+        await fs.rm(ref.shadow + suffix, { force: true });
+    },
+    bookkeeping: (_ref, name) => `main.${quoteIdent(name)}`,
+    async logStatement(trx, _ref, r) {
+      const rows = (await trx.raw(
+        `INSERT INTO main.${TABLES_LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+        [r.kind, r.statement, r.params, r.rowsAffected, r.names, r.verb, r.result],
+      )) as { seq: number }[];
+      return Number(rows[0]!.seq);
+    },
+    async insertCheckpoint(trx, _ref, id, attempt, result) {
+      await trx.raw(`INSERT INTO main.${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
+        id,
+        attempt,
+        result,
+      ]);
     },
     async listTables(db) {
       const rows = (await db.raw(
@@ -149,8 +194,28 @@ export function sqliteDialect(filename: string): Dialect {
       const lines = rows.map((r) => JSON.stringify(Object.values(r).map(encodeValue))).sort();
       return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
     },
-    async exec(db, sql, bindings, write) {
-      const rows = (await db.raw(sql, bindings as never)) as Record<string, unknown>[];
+    async exec(db, sql, bindings, write, options = {}) {
+      const before = await checkCompiled(db, sql, bindings);
+      const conn = options.timeoutMs === undefined ? null : connectionOf(db);
+      let timedOut = false;
+      const timer =
+        conn === null
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              conn.interrupt();
+            }, options.timeoutMs);
+      let rows: Record<string, unknown>[];
+      try {
+        rows = (await db.raw(sql, bindings as never)) as Record<string, unknown>[];
+      } catch (err) {
+        if (timedOut && (err as { code?: string }).code === 'SQLITE_INTERRUPT')
+          throw new SqlStatementTimeoutError(sql, options.timeoutMs!, false, err);
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+      if (before !== null) await checkSchemaAfter(db, sql, before);
       let rowsAffected = 0;
       if (write) {
         const ch = (await db.raw('SELECT changes() AS n')) as { n: number }[];

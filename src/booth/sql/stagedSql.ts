@@ -31,8 +31,11 @@ import {
   SqlConfigError,
   SqlConflictError,
   type SqlConflictRow,
+  SqlRefusedError,
   SqlReplayDivergedError,
   SqlStatementError,
+  SqlStatementTimeoutError,
+  SqlTamperedError,
 } from './errors';
 import { pgDialect } from './pgDialect';
 import {
@@ -48,7 +51,7 @@ import {
   type State,
 } from './sessionState';
 import { sqliteDialect } from './sqliteDialect';
-import { analyze, type Client } from './statement';
+import { type AnalyzedStatement, analyze, type Client } from './statement';
 import { type Bindings, decodeBindings, type Encoded, encodeBindings } from './values';
 
 export interface StagedSqlOptions {
@@ -59,6 +62,11 @@ export interface StagedSqlOptions {
   stagingDir: string;
   /** pg only: the schema that is shadowed (default `public`). */
   schema?: string;
+  /**
+   * A staged statement running longer than this is stopped (`SqlStatementTimeoutError`) and stages nothing:
+   * PostgreSQL's statement_timeout on the session role's connection, SQLite's interrupt. Default 30 s; 0: none.
+   */
+  statementTimeoutMs?: number;
   /**
    * Called at `stage:statement-staged` (after each staged statement) and `commit:applied` (real transaction
    * committed, local state not yet cleared) so tests can crash there.
@@ -119,14 +127,25 @@ export class StagedSql {
   private readonly dialect: Dialect;
   private state: State;
   private shadowDb: Knex | null = null;
+  /** Where the agent's statements run (pg: the session's role; SQLite: `shadowDb` itself). */
+  private agentDb: Knex | null = null;
+  private readonly timeoutMs: number | undefined;
   private schemas: Set<string>;
   private queue: Promise<unknown> = Promise.resolve();
   private fault: (name: string) => void | Promise<void> = () => {};
   /** The tool step this instance stages for, and its open shadow transaction (see enterStep). */
   /** `file`: this attempt saved sequence positions (pg) that completing the step removes. */
-  private step: { id: string; trx: Knex.Transaction | null; file: boolean } | null = null;
+  /** `lost`: a statement timeout rolled the step's transaction back; nothing more of this step can be staged. */
+  private step: { id: string; trx: Knex.Transaction | null; file: boolean; lost?: Error } | null = null;
 
-  private constructor(dialect: Dialect, stagingDir: string, state: State, schemas: Set<string>) {
+  private constructor(
+    dialect: Dialect,
+    stagingDir: string,
+    state: State,
+    schemas: Set<string>,
+    timeoutMs: number | undefined,
+  ) {
+    this.timeoutMs = timeoutMs;
     this.dialect = dialect;
     this.client = dialect.client;
     this.stagingDir = stagingDir;
@@ -165,10 +184,15 @@ export class StagedSql {
         schema: o.schema ?? 'public',
       });
     }
+    const timeoutMs = o.statementTimeoutMs ?? 30_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 0)
+      throw new SqlConfigError(
+        `statementTimeoutMs must be a whole number of milliseconds (0: none), not ${timeoutMs}`,
+      );
     try {
       const schemas = await dialect.forbiddenSchemas();
       const state = await loadState(stagingDir, dialect);
-      const sql = new StagedSql(dialect, stagingDir, state, schemas);
+      const sql = new StagedSql(dialect, stagingDir, state, schemas, timeoutMs === 0 ? undefined : timeoutMs);
       if (o.faultPoint) sql.fault = o.faultPoint;
       if (state.session === null) await sql.exclusive(() => sql.newSession());
       return sql;
@@ -193,49 +217,62 @@ export class StagedSql {
     return s === null ? null : JSON.stringify(Object.entries(s.base).sort());
   }
 
-  /** Runs one statement on the shadow. Reads see this run's staged writes. Refused statements change nothing. */
+  /**
+   * Runs one statement on the shadow. Reads see this run's staged writes. Refused statements change nothing:
+   * `SqlRefusedError` names what the statement reached for, whether the booth's lexer or the database refused it.
+   */
   async query(sql: string, bindings?: Bindings): Promise<SqlQueryResult> {
     return this.exclusive(async () => {
-      const a = analyze(sql, this.client, this.schemas);
+      const a = this.check(sql, bindings);
       const session = this.state.session ?? (await this.newSession());
       const shadow = this.shadow(session);
+      const agent = this.agent(session);
       const write = a.kind === 'write';
       let result: SqlQueryResult;
       let seq: number;
       const params = encodeBindings(bindings);
       const step = this.step;
+      if (step?.lost) throw step.lost;
       // A step's first statement runs straight in the step's transaction, which a failure rolls back whole:
       // that undoes exactly what a savepoint would (nothing else is in it yet), two round trips fewer.
       const first = step !== null && step.trx === null;
-      const db = step !== null ? await this.stepTransaction(shadow) : shadow;
+      const db = step !== null ? await this.stepTransaction(agent, shadow) : agent;
       const sequences = write ? await this.dialect.sequencePositions(shadow) : [];
       const run = async (trx: Knex.Transaction) => {
-        const r = await this.dialect.exec(trx, sql, bindings ?? [], write);
-        const log = await trx.raw(
-          `INSERT INTO ${LOG} (kind, statement, params, rows_affected, names, verb, result) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
-          [
-            a.kind,
-            sql,
-            JSON.stringify(params),
-            r.rowsAffected,
-            JSON.stringify([...a.names]),
-            a.verb,
-            write ? null : resultHash(r.rows),
-          ],
-        );
-        const rows = (Array.isArray(log) ? log : log.rows) as { seq: number | string }[];
-        return { result: r, seq: Number(rows[0]!.seq) };
+        const r = await this.dialect.exec(trx, sql, bindings ?? [], write, { timeoutMs: this.timeoutMs });
+        const seq = await this.dialect.logStatement(trx, session, {
+          kind: a.kind,
+          statement: sql,
+          params: JSON.stringify(params),
+          rowsAffected: r.rowsAffected,
+          names: JSON.stringify([...a.names]),
+          verb: a.verb,
+          result: write ? null : resultHash(r.rows),
+        });
+        return { result: r, seq };
       };
       try {
         // Otherwise inside a step this nests: a savepoint, so a rejected statement undoes only itself.
         ({ result, seq } = first ? await run(db as Knex.Transaction) : await db.transaction(run));
       } catch (err) {
-        if (first && step.trx !== null) {
+        let thrown: unknown = err;
+        // SQLite rolls a whole transaction back when it interrupts a write in it: the step's earlier statements
+        // are gone, so the step can stage nothing more and must fail (its retry stages afresh).
+        const lost =
+          step !== null &&
+          !first &&
+          this.client === 'sqlite3' &&
+          err instanceof SqlStatementTimeoutError &&
+          step.trx !== null;
+        if (lost) thrown = new SqlStatementTimeoutError(sql, err.timeoutMs, true, err.cause);
+        if ((first || lost) && step.trx !== null) {
           await step.trx.rollback().catch(() => {});
           step.trx = null;
+          if (lost) step.lost = thrown as Error;
         }
         // A refused statement stages nothing, not even a sequence step the rollback could not undo.
         await this.dialect.resetSequences(shadow, sequences).catch(() => {});
+        if (thrown instanceof SqlRefusedError || thrown instanceof SqlStatementTimeoutError) throw thrown;
         throw new SqlStatementError(sql, err);
       }
       await this.fault('stage:statement-staged');
@@ -252,6 +289,22 @@ export class StagedSql {
       }));
       return result;
     });
+  }
+
+  /**
+   * The booth's rules over the statement as knex will send it: `??` and `:name:` bindings are identifiers
+   * spliced into the text, so they are read there, not skipped.
+   */
+  private check(sql: string, bindings: Bindings | undefined): AnalyzedStatement {
+    analyze(sql, this.client, this.schemas);
+    let sent: string;
+    try {
+      sent = this.dialect.real.raw(sql, (bindings ?? []) as never).toSQL().sql;
+    } catch (err) {
+      throw new SqlStatementError(sql, err);
+    }
+    // A refusal of the bound text carries that text as its statement: it shows what the bindings made of it.
+    return analyze(sent, this.client, this.schemas);
   }
 
   /**
@@ -276,20 +329,15 @@ export class StagedSql {
   completeStep(attempt: number, result: unknown, ready?: () => Promise<void>): Promise<boolean> {
     return this.exclusive(async () => {
       const step = this.step;
+      if (step?.lost) throw step.lost;
       if (step === null || step.trx === null) {
         await ready?.();
         return false;
       }
       const trx = step.trx;
-      const insert = async () => {
-        // A shadow made by newSession has the table; one from an older session gets it here, in the same commit.
-        if (this.state.session?.steps !== true) await trx.raw(createStepsDdl(this.client));
-        await trx.raw(`INSERT INTO ${STEPS} (id, attempt, result) VALUES (?, ?, ?)`, [
-          step.id,
-          attempt,
-          JSON.stringify(result),
-        ]);
-      };
+      const session = this.state.session!;
+      const insert = () =>
+        this.dialect.insertCheckpoint(trx, session, step.id, attempt, JSON.stringify(result));
       const failed = (await Promise.allSettled([insert(), ready?.()])).find((r) => r.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
       await trx.commit();
@@ -305,8 +353,10 @@ export class StagedSql {
       const s = this.state.session;
       if (s === null) return null;
       const shadow = this.shadow(s);
-      if (!(await this.dialect.hasTable(shadow, STEPS))) return null;
-      const r = await shadow.raw(`SELECT attempt, result FROM ${STEPS} WHERE id = ?`, [id]);
+      const r = await shadow.raw(
+        `SELECT attempt, result FROM ${this.dialect.bookkeeping(s, STEPS)} WHERE id = ?`,
+        [id],
+      );
       const rows = (Array.isArray(r) ? r : r.rows) as { attempt: number | string; result: string }[];
       const row = rows[0];
       return row === undefined ? null : { attempt: Number(row.attempt), result: JSON.parse(row.result) };
@@ -354,7 +404,7 @@ export class StagedSql {
   }
 
   /** The step's transaction, opened on its first statement after saving where the sequences stood. */
-  private async stepTransaction(shadow: Knex): Promise<Knex.Transaction> {
+  private async stepTransaction(agent: Knex, shadow: Knex): Promise<Knex.Transaction> {
     const step = this.step!;
     if (step.trx !== null) return step.trx;
     const positions = await this.dialect.sequencePositions(shadow);
@@ -364,7 +414,7 @@ export class StagedSql {
       await atomicWriteJson(this.stepFile(step.id), { positions }, false);
       step.file = true;
     }
-    step.trx = await shadow.transaction();
+    step.trx = await agent.transaction();
     return step.trx;
   }
 
@@ -433,6 +483,15 @@ export class StagedSql {
       // A retry after a crash that came after the last commit's session ended (its caller never saw the result)
       // finds a fresh, untouched session: the commit happened, and whoever compensates needs to hear so.
       if (log.length === 0 && last?.applied) return { ...last, recovered: true };
+      // Every logged statement again, against the same rules that staged it, before the real database sees one.
+      for (const x of log) {
+        try {
+          this.check(x.statement, decodeBindings(x.params));
+        } catch (err) {
+          if (err instanceof SqlRefusedError) throw new SqlTamperedError(x.seq, err);
+          throw err;
+        }
+      }
       const writes = log.filter((x) => x.kind === 'write');
       let result: SqlCommitResult;
       if (writes.length === 0) {
@@ -565,8 +624,7 @@ export class StagedSql {
   async close(): Promise<void> {
     if (this.step?.trx) await this.abortStep();
     await this.exclusive(async () => {
-      await this.shadowDb?.destroy();
-      this.shadowDb = null;
+      await this.closeShadow();
       await this.dialect.close();
     });
   }
@@ -717,7 +775,7 @@ export class StagedSql {
 
   private async log(s: Session): Promise<LoggedStatement[]> {
     const r = await this.shadow(s).raw(
-      `SELECT seq, kind, statement, params, rows_affected, names, verb, result FROM ${LOG} ORDER BY seq`,
+      `SELECT seq, kind, statement, params, rows_affected, names, verb, result FROM ${this.dialect.bookkeeping(s, LOG)} ORDER BY seq`,
     );
     const rows = (Array.isArray(r) ? r : r.rows) as Record<string, string | number>[];
     return rows.map((x) => ({
@@ -733,8 +791,21 @@ export class StagedSql {
   }
 
   private shadow(s: Session): Knex {
-    if (this.shadowDb === null) this.shadowDb = this.dialect.openShadow(s.shadow);
+    if (this.shadowDb === null) this.shadowDb = this.dialect.openShadow(s);
     return this.shadowDb;
+  }
+
+  private agent(s: Session): Knex {
+    if (this.agentDb === null)
+      this.agentDb = this.dialect.openAgent(s, this.shadow(s), { timeoutMs: this.timeoutMs });
+    return this.agentDb;
+  }
+
+  private async closeShadow(): Promise<void> {
+    if (this.agentDb !== null && this.agentDb !== this.shadowDb) await this.agentDb.destroy();
+    this.agentDb = null;
+    await this.shadowDb?.destroy();
+    this.shadowDb = null;
   }
 
   private async newSession(): Promise<Session> {
@@ -751,11 +822,12 @@ export class StagedSql {
       const base: Record<string, string> = {};
       for (const t of await this.dialect.listTables(shadow))
         base[t] = await this.dialect.fingerprint(shadow, t);
-      // Made once with the shadow, not in every step's checkpoint commit.
-      await shadow.raw(createStepsDdl(this.client));
+      // Made once with the shadow, not in every step's checkpoint commit (pg: with its bookkeeping schema).
+      if (this.client === 'sqlite3') await shadow.raw(createStepsDdl(this.client));
       const session: Session = {
         id,
-        shadow: shadowRef,
+        shadow: shadowRef.shadow,
+        ...(shadowRef.agent ? { agent: shadowRef.agent } : {}),
         base,
         // The real database too: a pg trigger the shadow could not safely copy still fires on replay.
         indirection:
@@ -776,11 +848,10 @@ export class StagedSql {
   }
 
   private async endSession(s: Session, committed?: SqlCommitResult): Promise<void> {
-    await this.shadowDb?.destroy();
-    this.shadowDb = null;
+    await this.closeShadow();
     this.state = { ...this.state, session: null, ...(committed ? { lastCommit: committed } : {}) };
     await atomicWriteJson(path.join(this.stagingDir, STATE_FILE), this.state);
-    await this.dialect.dropShadow(s.shadow);
+    await this.dialect.dropShadow(s);
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

@@ -1,8 +1,10 @@
 /**
  * A small SQL lexer, enough to refuse statements that would reach outside the shadow and to name the tables a
- * statement mentions. It does not parse SQL: refusals look at keywords outside strings and comments, and the
+ * statement mentions. It does not parse SQL: refusals look at keywords and identifiers outside strings and
+ * comments (quoted, `U&` escaped and bound through knex's `??` alike: it reads the statement knex sends), and the
  * table set over-approximates (every identifier equal to a table name counts), which only makes the conflict
- * check stricter.
+ * check stricter. It is the first line only: the database itself confines what runs (a PostgreSQL role that can
+ * use nothing but the run's shadow, SQLite's compiled program checked before it runs; see the dialects).
  */
 import { SqlRefusedError } from './errors';
 
@@ -100,6 +102,34 @@ function tokenize(sql: string, client: Client): Token[] {
       if (end < 0) throw unterminated(`a ${tag} quoted string`);
       i = end + tag.length;
       out.push({ t: 'punct', v: "'" });
+    } else if (
+      client === 'pg' &&
+      (c === 'U' || c === 'u') &&
+      sql[i + 1] === '&' &&
+      (sql[i + 2] === '"' || sql[i + 2] === "'")
+    ) {
+      // U&"d\0061ta" is the identifier "data"; U&'...' a string. Either may name its escape with UESCAPE 'c'.
+      const quote = sql[i + 2]!;
+      i += 3;
+      let raw = '';
+      for (;;) {
+        if (i >= n) throw unterminated(quote === '"' ? 'a U& quoted identifier' : 'a U& string literal');
+        if (sql[i] === quote && sql[i + 1] === quote) {
+          raw += quote;
+          i += 2;
+        } else if (sql[i] === quote) {
+          i++;
+          break;
+        } else raw += sql[i++];
+      }
+      let esc = '\\';
+      const uescape = /^\s*uescape\s*'(.)'/i.exec(sql.slice(i));
+      if (uescape) {
+        esc = uescape[1]!;
+        i += uescape[0].length;
+      }
+      if (quote === "'") out.push({ t: 'punct', v: "'" });
+      else out.push({ t: 'ident', v: decodeUnicodeEscapes(raw, esc, sql).toLowerCase() });
     } else if (c === '"' || c === '`' || (c === '[' && client === 'sqlite3')) {
       const close = c === '[' ? ']' : c;
       let v = '';
@@ -130,6 +160,32 @@ function tokenize(sql: string, client: Client): Token[] {
   return out;
 }
 
+/** PostgreSQL's `U&` escapes: `<e>XXXX`, `<e>+XXXXXX` (hex code points) and `<e><e>` for the escape itself. */
+function decodeUnicodeEscapes(raw: string, esc: string, sql: string): string {
+  let out = '';
+  for (let k = 0; k < raw.length; ) {
+    if (raw[k] !== esc) {
+      out += raw[k++];
+      continue;
+    }
+    if (raw[k + 1] === esc) {
+      out += esc;
+      k += 2;
+      continue;
+    }
+    const m = /^\+([0-9a-fA-F]{6})|^([0-9a-fA-F]{4})/.exec(raw.slice(k + 1));
+    if (!m)
+      throw new SqlRefusedError(
+        sql,
+        'unterminated',
+        'a U& identifier holds an invalid escape; write the name plainly',
+      );
+    out += String.fromCodePoint(Number.parseInt(m[1] ?? m[2]!, 16));
+    k += 1 + m[0].length;
+  }
+  return out;
+}
+
 /**
  * Refuses what could escape the shadow or the booth's control of transactions, and classifies the rest.
  * @param schemas schema names that must not be used as qualifiers (pg: every schema but the catalogs).
@@ -139,8 +195,11 @@ export function analyze(sql: unknown, client: Client, schemas: ReadonlySet<strin
     throw new SqlRefusedError(String(sql), 'empty', 'pass one non-empty SQL statement as a string');
   if (sql.includes('\0')) throw new SqlRefusedError(sql, 'unterminated', 'NUL bytes are not allowed in SQL');
   const tokens = tokenize(sql, client);
-  const refuse = (reason: ConstructorParameters<typeof SqlRefusedError>[1], detail: string) =>
-    new SqlRefusedError(sql, reason, detail);
+  const refuse = (
+    reason: ConstructorParameters<typeof SqlRefusedError>[1],
+    detail: string,
+    object?: string,
+  ) => new SqlRefusedError(sql, reason, detail, object ?? null);
   const semi = tokens.findIndex((t) => t.t === 'punct' && t.v === ';');
   if (semi >= 0 && semi < tokens.length - 1)
     throw refuse('multiple-statements', 'run one statement per query() call');
@@ -172,7 +231,13 @@ export function analyze(sql: unknown, client: Client, schemas: ReadonlySet<strin
     const v = tok.v;
     const next = body[k + 1];
     if (INTERNAL_PREFIXES.some((p) => v.startsWith(p)))
-      throw refuse('internal-table', `${v} belongs to the booth's bookkeeping`);
+      throw refuse('internal-table', `${v} belongs to the booth's bookkeeping`, v);
+    // Functions are refused however they are spelled: "set_config"(...) calls set_config.
+    if (v === 'load_extension') throw refuse('load-extension', 'loading extensions runs native code', v);
+    if (client === 'sqlite3' && SQLITE_FILE_FUNCTIONS.has(v))
+      throw refuse('file-access', `${v} reads or writes files or pages outside the SQL model`, v);
+    if (client === 'pg' && PG_FILE_FUNCTIONS.has(v))
+      throw refuse('file-access', `${v} reaches the server's files, settings or other sessions`, v);
     if (tok.t === 'word') {
       if (v === 'attach' || v === 'detach')
         throw refuse('attach', 'ATTACH/DETACH would open another database file outside the shadow');
@@ -186,11 +251,6 @@ export function analyze(sql: unknown, client: Client, schemas: ReadonlySet<strin
             `PRAGMA ${name ?? ''} can change files or connection settings; only read-only pragmas (${[...READ_ONLY_PRAGMAS].slice(0, 5).join(', ')}, ...) are allowed`,
           );
       }
-      if (v === 'load_extension') throw refuse('load-extension', 'loading extensions runs native code');
-      if (client === 'sqlite3' && SQLITE_FILE_FUNCTIONS.has(v))
-        throw refuse('file-access', `${v} reads or writes files or pages outside the SQL model`);
-      if (client === 'pg' && PG_FILE_FUNCTIONS.has(v))
-        throw refuse('file-access', `${v} reaches the server's files or other sessions`);
       if (client === 'pg' && v === 'extension') throw refuse('load-extension', 'extensions run native code');
       if (client === 'pg' && (v === 'language' || v === 'function' || v === 'procedure') && verb === 'create')
         throw refuse('code-execution', 'routines would run outside the shadow later');
@@ -202,6 +262,7 @@ export function analyze(sql: unknown, client: Client, schemas: ReadonlySet<strin
       throw refuse(
         'schema-qualified',
         `${v}.… names a schema directly; write unqualified table names, statements run in the shadow`,
+        v,
       );
     names.add(v);
   }
