@@ -12,7 +12,7 @@ import type { FaultHook } from './commit';
 import { atomicWrite, atomicWriteJson, isCode, lstatOrNull, sha256 } from './durable';
 import { type Base, LAYER_FORMAT } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
-import { McpEscrow } from './mcp/escrow';
+import { McpEscrow, type SentCall } from './mcp/escrow';
 import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import {
@@ -259,6 +259,8 @@ export class ShadowBooth {
       path.join(dir, 'mcp'),
       fault,
       step ? { dir: stepDirOf(dir, step.id), id: step.id } : undefined,
+      // Beside the run's folder: what a commit already sent outlives the discarded staging.
+      path.join(path.dirname(dir), `${path.basename(dir)}.mcp-sent.json`),
     );
   }
 
@@ -589,16 +591,20 @@ export class ShadowBooth {
     await fs.rmdir(path.dirname(this.dir)).catch(() => {});
   }
 
-  /** Throws away everything staged (files, database, escrow): nothing reaches the real targets. */
-  async discard(): Promise<void> {
+  /**
+   * Throws away everything staged (files, database, escrow): nothing reaches the real targets. Returns the MCP
+   * calls a commit had already sent (kept in `<run folder>.mcp-sent.json`), which no discard can take back.
+   */
+  async discard(): Promise<{ mcpSent: SentCall[] }> {
     const ws = this.files.workspace;
     await ws.recover();
     await ws.discard();
     // The run's rollback is its durable end: no discarded folder may outlive the activity.
     await ws.reclaimed();
     if (await this.sqlInUse()) await (await this.sql()).discard();
-    await this.mcp.discard();
+    const mcpSent = await this.mcp.discard();
     await this.removeStaging();
+    return { mcpSent };
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@
  * Attempts to get a side effect past the MCP escrow: hints that only look read-only, names that only look
  * listed, arguments that change on the way, a tampered escrow file, paths the real server must refuse.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,12 +11,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   McpArgumentsError,
+  McpArgumentsTooLargeError,
   McpConnections,
   McpEscrow,
   McpEscrowCorruptError,
   McpToolFailedError,
   McpToolUnknownError,
 } from '../../src/booth/mcp';
+import { BoothRuntime } from '../../src/booth/shadowBooth';
 
 const FS_SERVER = path.resolve(__dirname, '../../node_modules/.bin/mcp-server-filesystem');
 
@@ -25,15 +28,19 @@ let outside: string;
 let sideEffects: string[];
 let connections: McpConnections;
 
-/** A server of ours whose tools only record that they ran, with every flavour of misleading annotation. */
-function trickServer(): McpServer {
+/**
+ * A server of ours whose tools record that they ran (in memory, and in `world` when given: a real file, the
+ * target a rollback must leave alone), with every flavour of misleading annotation.
+ */
+function trickServer(world?: string): McpServer {
   const server = new McpServer({ name: 'tricks', version: '1.0.0' });
   const tool = (name: string, annotations: Record<string, unknown> | undefined) =>
     server.registerTool(
       name,
       { inputSchema: { v: z.string().optional() }, ...(annotations ? { annotations } : {}) },
-      async () => {
+      async ({ v }) => {
         sideEffects.push(name);
+        if (world) fs.appendFileSync(world, `${name} ${v ?? ''}\n`);
         return { content: [{ type: 'text', text: `${name} ran` }] };
       },
     );
@@ -55,10 +62,16 @@ beforeEach(() => {
   fs.writeFileSync(path.join(outside, 'secret.txt'), 'TOP SECRET\n');
   sideEffects = [];
   connections = new McpConnections([
-    { name: 'fs', transport: { kind: 'stdio', command: FS_SERVER, args: [allowed] } },
+    { name: 'fs', transport: { kind: 'stdio', command: FS_SERVER, args: [allowed] }, trusted: true },
     {
       name: 'tricks',
-      transport: { kind: 'in-process', createServer: trickServer },
+      transport: { kind: 'in-process', createServer: () => trickServer() },
+      trusted: true,
+      liveTools: ['operator_vouched'],
+    },
+    {
+      name: 'stranger',
+      transport: { kind: 'in-process', createServer: () => trickServer() },
       liveTools: ['operator_vouched'],
     },
   ]);
@@ -77,7 +90,7 @@ describe('MCP escape attempts', () => {
     ['hint_false', 'an explicit readOnlyHint: false'],
     ['read_but_destructive', 'readOnlyHint contradicted by destructiveHint'],
     ['idempotent_only', 'idempotent and non-destructive is still a write'],
-  ])('%s is escrowed, not run (%s)', async (tool) => {
+  ])('%s of a trusted server is escrowed, not run (%s)', async (tool) => {
     const e = escrow();
     expect((await e.call('tricks', tool, {})).mode).toBe('escrowed');
     expect(sideEffects).toEqual([]);
@@ -85,12 +98,23 @@ describe('MCP escape attempts', () => {
     expect(sideEffects).toEqual([]);
   });
 
-  it('only readOnlyHint: true and tools the operator listed in liveTools run live', async () => {
+  it('on a trusted server, only readOnlyHint: true and tools the operator listed in liveTools run live', async () => {
     const e = escrow();
     expect((await e.call('tricks', 'honest_reader', {})).mode).toBe('live');
     expect((await e.call('tricks', 'operator_vouched', {})).mode).toBe('live');
     expect(sideEffects).toEqual(['honest_reader', 'operator_vouched']);
     expect(await e.calls()).toEqual([]);
+  });
+
+  it('on a server the config does not trust, readOnlyHint is only a claim: the tool is escrowed', async () => {
+    const e = escrow();
+    expect((await e.call('stranger', 'honest_reader', {})).mode).toBe('escrowed');
+    // The operator's own word still counts.
+    expect((await e.call('stranger', 'operator_vouched', {})).mode).toBe('live');
+    expect(sideEffects).toEqual(['operator_vouched']);
+    expect((await e.calls()).map((c) => c.tool)).toEqual(['honest_reader']);
+    await e.discard();
+    expect(sideEffects).toEqual(['operator_vouched']);
   });
 
   it.each([
@@ -166,13 +190,15 @@ describe('MCP escape attempts', () => {
   it('a tampered escrow file naming an unconfigured server is refused before any call runs', async () => {
     const e = escrow();
     await e.call('tricks', 'no_annotations', {});
-    const file = path.join(base, 'staging', 'escrow.json');
-    const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
-    doc.calls.push({ ...doc.calls[0], seq: 1, server: 'attacker', tool: 'exfiltrate' });
-    fs.writeFileSync(file, JSON.stringify(doc));
+    const file = path.join(base, 'staging', 'escrow.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    const planted = JSON.parse(lines[1]!);
+    planted.uid = 'planted';
+    planted.call = { ...planted.call, server: 'attacker', tool: 'exfiltrate' };
+    fs.appendFileSync(file, `${JSON.stringify(planted)}\n`);
     await expect(e.commit()).rejects.toBeInstanceOf(McpEscrowCorruptError);
     expect(sideEffects).toEqual([]);
-    fs.writeFileSync(file, '{"format":"something-else","calls":[]}');
+    fs.writeFileSync(file, '{"format":"something-else","id":"x"}\n');
     await expect(e.calls()).rejects.toBeInstanceOf(McpEscrowCorruptError);
   });
 
@@ -184,5 +210,119 @@ describe('MCP escape attempts', () => {
     expect(sideEffects).toEqual(['no_annotations', 'hint_false']);
     await expect(e.commit()).rejects.toBeInstanceOf(McpEscrowCorruptError);
     expect(sideEffects).toEqual(['no_annotations', 'hint_false']);
+  });
+});
+
+describe('MCP escapes through the booth, the real target checked with sha256', () => {
+  let world: string;
+  let runtime: BoothRuntime;
+  let dieAt: string | null;
+  const hash = () => createHash('sha256').update(fs.readFileSync(world)).digest('hex');
+
+  beforeEach(() => {
+    world = path.join(base, 'world.log');
+    fs.writeFileSync(world, 'what the outside world saw\n');
+    dieAt = null;
+    runtime = new BoothRuntime({
+      workspaceRoot: allowed,
+      stagingRoot: path.join(base, 'booths'),
+      faultPoint: (point) => {
+        if (point === dieAt) throw new Error(`died at ${point}`);
+      },
+      mcpServers: [
+        { name: 'stranger', transport: { kind: 'in-process', createServer: () => trickServer(world) } },
+        {
+          name: 'small',
+          transport: { kind: 'in-process', createServer: () => trickServer(world) },
+          maxArgumentBytes: 1_000,
+        },
+      ],
+    });
+  });
+  afterEach(async () => {
+    await runtime.close();
+  });
+
+  it("an untrusted server's tool that claims readOnlyHint is escrowed: nothing reaches it, before or after rollback", async () => {
+    const before = hash();
+    const booth = await runtime.open('wf', 'claims');
+    expect((await booth.mcp.call('stranger', 'honest_reader', { v: 'exfiltrate' })).mode).toBe('escrowed');
+    expect(hash()).toBe(before);
+    expect(await booth.discard()).toEqual({ mcpSent: [] });
+    expect(hash()).toBe(before);
+    expect(sideEffects).toEqual([]);
+  });
+
+  it.each([
+    ['the default limit (1 MiB)', 'stranger', 64 * 1024 * 1024, 1024 * 1024],
+    ["a server's own limit", 'small', 2_000, 1_000],
+  ])(
+    'arguments over %s are refused before anything runs or is escrowed',
+    async (_what, server, size, limit) => {
+      const before = hash();
+      const booth = await runtime.open('wf', `big-${server}`);
+      const err = await booth.mcp.call(server, 'no_annotations', { v: 'x'.repeat(size) }).catch((e) => e);
+      expect(err).toBeInstanceOf(McpArgumentsTooLargeError);
+      expect(err).toMatchObject({ code: 'MCP_ARGUMENTS_TOO_LARGE', limit, server, tool: 'no_annotations' });
+      expect(err.bytes).toBeGreaterThan(size);
+      expect(await booth.mcp.calls()).toEqual([]);
+      expect(hash()).toBe(before);
+      await booth.discard();
+      expect(hash()).toBe(before);
+    },
+  );
+
+  it('each escrowed call is appended: the bytes already on disk stay as they were, in the same file', async () => {
+    const booth = await runtime.open('wf', 'append');
+    const file = path.join(booth.dir, 'mcp', 'escrow.jsonl');
+    let prefix: Buffer | null = null;
+    let inode: number | null = null;
+    for (let i = 0; i < 4; i++) {
+      await booth.mcp.call('stranger', 'no_annotations', { v: `${i}`.repeat(256 * 1024) });
+      const now = fs.readFileSync(file);
+      if (prefix !== null) {
+        expect(createHash('sha256').update(now.subarray(0, prefix.length)).digest('hex')).toBe(
+          createHash('sha256').update(prefix).digest('hex'),
+        );
+        // One call's record, not the escrow again.
+        expect(now.length - prefix.length).toBeLessThan(256 * 1024 + 512);
+      }
+      if (inode !== null) expect(fs.statSync(file).ino).toBe(inode);
+      prefix = now;
+      inode = fs.statSync(file).ino;
+    }
+    expect((await booth.mcp.calls()).map((c) => c.seq)).toEqual([0, 1, 2, 3]);
+    await booth.discard();
+  });
+
+  it('discard after a commit died mid-call keeps the record of what was already sent', async () => {
+    const booth = await runtime.open('wf', 'died');
+    await booth.mcp.call('stranger', 'no_annotations', { v: 'first' });
+    await booth.mcp.call('stranger', 'hint_false', { v: 'second' });
+    await booth.mcp.call('stranger', 'idempotent_only', { v: 'third' });
+    const before = hash();
+    // The commit sends the first call, marks the second as being sent, and dies there.
+    dieAt = 'mcp:before-call:1';
+    await expect(booth.mcp.commit()).rejects.toThrow('died at mcp:before-call:1');
+    const afterCommit = hash();
+    expect(
+      fs
+        .readFileSync(world, 'utf8')
+        .slice(fs.readFileSync(world, 'utf8').length - 'no_annotations first\n'.length),
+    ).toBe('no_annotations first\n');
+    expect(afterCommit).not.toBe(before);
+    const { mcpSent } = await booth.discard();
+    expect(mcpSent.map((c) => [c.seq, c.tool, c.state])).toEqual([
+      [0, 'no_annotations', 'applied'],
+      [1, 'hint_false', 'applying'],
+    ]);
+    // Kept beside the run's folder, which is gone.
+    expect(fs.existsSync(booth.dir)).toBe(false);
+    const record = JSON.parse(fs.readFileSync(`${booth.dir}.mcp-sent.json`, 'utf8'));
+    expect(record).toMatchObject({ format: 'jukebox-mcp-sent/1', calls: mcpSent });
+    expect(record.calls[0].arguments).toEqual({ v: 'first' });
+    // Discarding sent nothing more: the third call never ran.
+    expect(hash()).toBe(afterCommit);
+    expect(sideEffects).toEqual(['no_annotations']);
   });
 });

@@ -23,7 +23,8 @@ const open: McpConnections[] = [];
 
 function connect(extra: ConstructorParameters<typeof McpConnections>[0] = []) {
   const c = new McpConnections([
-    { name: 'fs', transport: { kind: 'stdio', command: FS_SERVER, args: [files] } },
+    // The operator trusts the official filesystem server's annotations: its readers run live.
+    { name: 'fs', transport: { kind: 'stdio', command: FS_SERVER, args: [files] }, trusted: true },
     {
       name: 'notify',
       transport: {
@@ -59,7 +60,7 @@ const staging = () => path.join(base, 'staging', 'mcp');
 const textOf = (r: { content: unknown[] }) => (r.content[0] as { text: string }).text;
 
 describe('McpEscrow over the official SDK client', () => {
-  it('runs a readOnlyHint tool live against the real filesystem server', async () => {
+  it('runs a readOnlyHint tool of a trusted server live against the real filesystem server', async () => {
     const escrow = new McpEscrow(connections, staging());
     const out = await escrow.call('fs', 'read_text_file', { path: path.join(files, 'ledger.txt') });
     expect(out.mode).toBe('live');

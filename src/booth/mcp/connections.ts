@@ -23,8 +23,13 @@ export interface McpServerConfig {
   /** One tool call must finish within this (default 60 s). */
   callTimeoutMs?: number;
   /**
-   * Tools of this server that run live even without `readOnlyHint: true`: the operator vouches for them.
-   * Empty by default; the server's own hint is the only other way to run live.
+   * Whether the operator believes this server's tool annotations. Only then does a tool it marks
+   * `readOnlyHint: true` run live; an untrusted server's annotations are its own claim, and every one of its
+   * tools is escrowed until commit unless listed in `liveTools`. Default false.
+   */
+  trusted?: boolean;
+  /**
+   * Tools of this server that run live whatever they declare: the operator vouches for them. Empty by default.
    */
   liveTools?: string[];
   /**
@@ -32,13 +37,22 @@ export interface McpServerConfig {
    * the server's annotations say (src/booth/mcp/approval.ts; a `destructiveHint: true` asks too).
    */
   approvalTools?: string[];
+  /**
+   * Largest arguments object of one call (and of its compensating call), in bytes of JSON; larger calls are
+   * refused with `McpArgumentsTooLargeError` before anything runs or is escrowed. Default 1 MiB.
+   */
+  maxArgumentBytes?: number;
 }
+
+export const DEFAULT_MAX_ARGUMENT_BYTES = 1024 * 1024;
 
 /** What the booth needs to know of a listed tool. */
 export interface McpToolInfo {
   name: string;
-  /** True only for a boolean `readOnlyHint: true` not contradicted by `destructiveHint: true`. */
+  /** The server's claim: a boolean `readOnlyHint: true` not contradicted by `destructiveHint: true`. */
   readOnly: boolean;
+  /** Whether calls run live: listed in `liveTools`, or `readOnly` on a server the config trusts. */
+  live: boolean;
   annotations: Record<string, unknown>;
 }
 
@@ -51,7 +65,7 @@ function toolInfo(tool: { name: string; annotations?: Record<string, unknown> })
   const annotations = tool.annotations ?? {};
   // Strictly the boolean true: a string "true" or a tool that also says it is destructive is not read-only.
   const readOnly = annotations.readOnlyHint === true && annotations.destructiveHint !== true;
-  return { name: tool.name, readOnly, annotations };
+  return { name: tool.name, readOnly, live: false, annotations };
 }
 
 function withTimeout<T>(what: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
@@ -71,6 +85,11 @@ export class McpConnections {
   constructor(servers: McpServerConfig[] = []) {
     for (const s of servers) {
       if (this.configs.has(s.name)) throw new Error(`MCP server ${s.name} is configured twice.`);
+      const max = s.maxArgumentBytes;
+      if (max !== undefined && (!Number.isInteger(max) || max <= 0))
+        throw new Error(
+          `MCP server ${s.name}: maxArgumentBytes must be a positive whole number, not ${max}.`,
+        );
       this.configs.set(s.name, s);
     }
   }
@@ -101,7 +120,8 @@ export class McpConnections {
     }
     if (!info) throw new McpToolUnknownError(server, name, [...c.tools.keys()]);
     const cfg = this.config(server);
-    return cfg.liveTools?.includes(name) ? { ...info, readOnly: true } : info;
+    const live = cfg.liveTools?.includes(name) === true || (cfg.trusted === true && info.readOnly);
+    return { ...info, live };
   }
 
   /** Forgets a server's connection, e.g. after a call failed because its transport closed. */

@@ -57,6 +57,26 @@ export class McpArgumentsError extends JukeboxError {
 }
 crossRealmError('McpArgumentsError', McpArgumentsError);
 
+/** A call's arguments are over the server's `maxArgumentBytes`: neither run nor escrowed. */
+export class McpArgumentsTooLargeError extends JukeboxError {
+  readonly server: string;
+  readonly tool: string;
+  readonly bytes: number;
+  readonly limit: number;
+  constructor(server: string, tool: string, bytes: number, limit: number) {
+    super(
+      'MCP_ARGUMENTS_TOO_LARGE',
+      `MCP call ${server}/${tool}: its arguments are ${bytes} bytes of JSON, over the limit of ${limit}; nothing was run or escrowed. Pass a reference (a staged file's path) instead of the content, or raise the server's maxArgumentBytes in the booth config`,
+      { nonRetryable: true },
+    );
+    this.server = server;
+    this.tool = tool;
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+crossRealmError('McpArgumentsTooLargeError', McpArgumentsTooLargeError);
+
 /**
  * The tool ran and reported an error (`isError: true`) or the server answered the call with a protocol
  * error. Not retryable: the server has answered; what to do next is in its text.

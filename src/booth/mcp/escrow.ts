@@ -1,30 +1,41 @@
 /**
- * MCP tool calls in the Shadow Booth. A tool the server marks `readOnlyHint: true` runs live; every other call
- * (the MCP spec's defaults are destructive and not idempotent) is written to an escrow file on disk and runs
- * only at commit, in the order it was staged, each with an optional compensating call for the saga.
+ * MCP tool calls in the Shadow Booth. Every call is written to an escrow log on disk and runs only at commit, in
+ * the order it was staged, each with an optional compensating call for the saga, unless the operator lets it run
+ * live: a tool listed in the server's `liveTools`, or one the server annotates `readOnlyHint: true` when the
+ * booth config marks that server `trusted` (an untrusted server's annotations are only its own claim).
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { currentActivityTape } from '../../recorder/activityTape';
 import type { FaultHook } from '../commit';
-import { atomicWriteJson, isCode } from '../durable';
+import { atomicWriteJson } from '../durable';
 import { findGrant, type McpApprovalNeeded, type McpGrant, mcpApprovalReason } from './approval';
-import type { McpConnections } from './connections';
+import { DEFAULT_MAX_ARGUMENT_BYTES, type McpConnections } from './connections';
 import {
   McpApprovalRequiredError,
   McpArgumentsError,
+  McpArgumentsTooLargeError,
   McpEscrowCorruptError,
   McpServerUnavailableError,
   McpToolFailedError,
 } from './errors';
+import {
+  appendEscrowLog,
+  type CallBody,
+  type EscrowFold,
+  type EscrowRecord,
+  newUid,
+  readEscrowLog,
+} from './escrowLog';
 
-export const ESCROW_FORMAT = 'jukebox-mcp-escrow/1';
-export const ESCROW_FILE = 'escrow.json';
-/** A tool step's escrowed calls until the step completes (in the step's folder). */
-export const PENDING_FILE = 'mcp-pending.json';
+export { ESCROW_FORMAT } from './escrowLog';
+export const ESCROW_FILE = 'escrow.jsonl';
+/** A tool step's escrowed calls until the step completes (in the step's folder), in the same format. */
+export const PENDING_FILE = 'mcp-pending.jsonl';
 /** `_meta` key carrying a stable id per escrowed call, so a server can drop a call a retry sends twice. */
 export const IDEMPOTENCY_META_KEY = 'jukebox/idempotencyKey';
+/** What discard() keeps of calls a commit already sent, beside the run's folder (it outlives the staging). */
+export const SENT_FORMAT = 'jukebox-mcp-sent/1';
 
 export interface McpCompensation {
   tool: string;
@@ -47,12 +58,6 @@ export interface EscrowedCall {
   state: EscrowState;
   result?: unknown;
   compensation?: unknown;
-}
-
-interface EscrowFile {
-  format: typeof ESCROW_FORMAT;
-  id: string;
-  calls: EscrowedCall[];
 }
 
 export type McpCallOutcome =
@@ -78,7 +83,18 @@ export interface McpCompensateResult {
   uncompensated: Array<{ seq: number; server: string; tool: string }>;
 }
 
-function plainArguments(server: string, tool: string, args: unknown): Record<string, unknown> {
+/** A call a commit already sent (or was sending when it died), as discard() keeps it. */
+export type SentCall = Pick<
+  EscrowedCall,
+  'seq' | 'key' | 'server' | 'tool' | 'arguments' | 'state' | 'result' | 'compensation'
+>;
+
+function plainArguments(
+  server: string,
+  tool: string,
+  args: unknown,
+  maxBytes: number,
+): Record<string, unknown> {
   if (typeof args !== 'object' || args === null || Array.isArray(args))
     throw new McpArgumentsError(server, tool, `arguments must be an object, got ${JSON.stringify(args)}`);
   let copy: unknown;
@@ -90,6 +106,8 @@ function plainArguments(server: string, tool: string, args: unknown): Record<str
   // A value JSON drops or changes (undefined, functions, Dates, NaN) would be sent differently than staged.
   if (!isDeepJson(args, copy))
     throw new McpArgumentsError(server, tool, 'arguments hold values JSON cannot carry unchanged');
+  const size = Buffer.byteLength(JSON.stringify(copy));
+  if (size > maxBytes) throw new McpArgumentsTooLargeError(server, tool, size, maxBytes);
   return copy as Record<string, unknown>;
 }
 
@@ -111,9 +129,21 @@ function textOf(result: McpToolResult): string {
     .slice(0, 500);
 }
 
+/** Only the fields a `call` record stores (a pending call carries its seq, key and state too). */
+function callOf(c: CallBody): CallBody {
+  return {
+    server: c.server,
+    tool: c.tool,
+    arguments: c.arguments,
+    ...(c.compensate ? { compensate: c.compensate } : {}),
+    ...(c.step !== undefined ? { step: c.step } : {}),
+  };
+}
+
 export class McpEscrow {
   readonly stagingDir: string;
   private readonly file: string;
+  private readonly sentFile: string;
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Step mode: calls go to this step's pending file, and join the escrow in `mergePending`. */
@@ -132,26 +162,29 @@ export class McpEscrow {
     stagingDir: string,
     private readonly faultPoint: FaultHook = () => {},
     step?: { dir: string; id: string },
+    /** Where discard() keeps the calls already sent; default `<stagingDir>.sent.json`. */
+    sentFile?: string,
   ) {
     this.stagingDir = stagingDir;
     this.file = path.join(stagingDir, ESCROW_FILE);
+    this.sentFile = sentFile ?? `${stagingDir}.sent.json`;
     this.stepPending = step ? { file: path.join(step.dir, PENDING_FILE), step: step.id } : null;
   }
 
   /**
-   * Appends a completed step's pending calls to the escrow, in one atomic write, unless calls of that step are
+   * Appends a completed step's pending calls to the escrow, in one append, unless calls of that step are
    * already there (a retry finishing a completed step): each call joins exactly once. Returns how many joined.
    */
   mergePending(step: string, pending: { id: string; calls: EscrowedCall[] } | null): Promise<number> {
     return this.exclusive(async () => {
       if (pending === null || pending.calls.length === 0) return 0;
-      const escrow = (await this.load()) ?? { format: ESCROW_FORMAT, id: pending.id, calls: [] };
-      if (escrow.calls.some((c) => c.step === step)) return 0;
-      for (const c of pending.calls) {
-        const seq = escrow.calls.length;
-        escrow.calls.push({ ...c, seq, key: `${escrow.id}:${seq}`, step, state: 'escrowed' });
-      }
-      await this.save(escrow);
+      const escrow = await this.load();
+      if (escrow?.calls.some((c) => c.step === step)) return 0;
+      await this.append(
+        escrow,
+        pending.calls.map((c) => ({ op: 'call', uid: newUid(), call: callOf({ ...c, step }) })),
+        pending.id,
+      );
       return pending.calls.length;
     });
   }
@@ -164,11 +197,9 @@ export class McpEscrow {
     return this.exclusive(async () => {
       const escrow = await this.load();
       if (escrow === null) return 0;
-      const keep = escrow.calls.filter((c) => !(c.step === step && c.state === 'escrowed'));
-      const dropped = escrow.calls.length - keep.length;
+      const dropped = escrow.calls.filter((c) => c.step === step && c.state === 'escrowed').length;
       if (dropped === 0) return 0;
-      escrow.calls = keep.map((c, seq) => ({ ...c, seq, key: `${escrow.id}:${seq}` }));
-      await this.save(escrow);
+      await this.append(escrow, [{ op: 'drop', step }]);
       return dropped;
     });
   }
@@ -179,28 +210,21 @@ export class McpEscrow {
     return p === null || p.calls.length === 0 ? null : { id: p.id, calls: p.calls };
   }
 
-  private async loadPending(): Promise<EscrowFile | null> {
+  private async loadPending(): Promise<EscrowFold | null> {
     if (this.stepPending === null || !this.pendingWritten) return null;
-    try {
-      const parsed = JSON.parse(await fs.readFile(this.stepPending.file, 'utf8')) as EscrowFile;
-      if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
-        throw new McpEscrowCorruptError(this.stepPending.file, `its format is not ${ESCROW_FORMAT}`);
-      return parsed;
-    } catch (err) {
-      if (isCode(err, 'ENOENT')) return null;
-      if (err instanceof McpEscrowCorruptError) throw err;
-      throw new McpEscrowCorruptError(this.stepPending.file, 'it cannot be read', err);
-    }
+    return readEscrowLog(this.stepPending.file, new Set(this.connections.names()));
   }
 
-  /**
-   * Runs a read-only tool now, or escrows any other call until commit. The server must list the tool (and the
-   * compensating tool): an unknown name is refused at once rather than discovered at commit.
-   */
   /** The approvals this step runs with: an approved call is escrowed with the arguments the person let through. */
   allow(grants: readonly McpGrant[]): void {
     this.grants = grants;
   }
+
+  /**
+   * Runs a tool live when the operator allows it (`liveTools`, or a trusted server's `readOnlyHint`), or
+   * escrows the call until commit. The server must list the tool (and the compensating tool): an unknown name
+   * is refused at once rather than discovered at commit; arguments over the server's `maxArgumentBytes` too.
+   */
 
   call(
     server: string,
@@ -209,7 +233,8 @@ export class McpEscrow {
     options: { compensate?: McpCompensation } = {},
   ): Promise<McpCallOutcome> {
     return this.exclusive(async () => {
-      let clean = plainArguments(server, tool, args);
+      const max = this.connections.config(server).maxArgumentBytes ?? DEFAULT_MAX_ARGUMENT_BYTES;
+      let clean = plainArguments(server, tool, args, max);
       const info = await this.connections.tool(server, tool);
       const asks = mcpApprovalReason(server, info, this.connections.config(server));
       if (asks !== null) {
@@ -219,9 +244,9 @@ export class McpEscrow {
           this.approvalNeeded ??= { server, tool, args: clean, reason: asks };
           throw new McpApprovalRequiredError(server, tool);
         }
-        clean = plainArguments(server, tool, grant.args);
+        clean = plainArguments(server, tool, grant.args, max);
       }
-      if (info.readOnly) {
+      if (info.live) {
         const result = await this.invoke(server, tool, clean, undefined, 'live');
         return { mode: 'live', result };
       }
@@ -230,33 +255,31 @@ export class McpEscrow {
         await this.connections.tool(server, options.compensate.tool);
         compensate = {
           tool: options.compensate.tool,
-          arguments: plainArguments(server, options.compensate.tool, options.compensate.arguments),
+          arguments: plainArguments(server, options.compensate.tool, options.compensate.arguments, max),
         };
       }
       const main = await this.load();
-      const escrow = (this.stepPending !== null ? await this.loadPending() : main) ?? {
-        format: ESCROW_FORMAT,
-        id: main?.id ?? randomBytes(8).toString('hex'),
-        calls: [],
+      const record: EscrowRecord = {
+        op: 'call',
+        uid: newUid(),
+        call: callOf({
+          server,
+          tool,
+          arguments: clean,
+          ...(compensate ? { compensate } : {}),
+          ...(this.stepPending !== null ? { step: this.stepPending.step } : {}),
+        }),
       };
-      // In step mode the seq is where the call lands when the step's calls join the escrow.
-      const seq = (this.stepPending !== null ? (main?.calls.length ?? 0) : 0) + escrow.calls.length;
-      const call: EscrowedCall = {
-        seq,
-        key: `${escrow.id}:${seq}`,
-        server,
-        tool,
-        arguments: clean,
-        ...(compensate ? { compensate } : {}),
-        ...(this.stepPending !== null ? { step: this.stepPending.step } : {}),
-        state: 'escrowed',
-      };
-      escrow.calls.push(call);
+      let seq: number;
       if (this.stepPending !== null) {
+        // In step mode the seq is where the call lands when the step's calls join the escrow.
+        const pending = await this.loadPending();
         await fs.mkdir(path.dirname(this.stepPending.file), { recursive: true });
-        await atomicWriteJson(this.stepPending.file, escrow, false);
+        // Not synced: a retry after a crash throws a dead attempt's pending calls away anyway.
+        const next = await appendEscrowLog(this.stepPending.file, pending, [record], false, main?.id);
         this.pendingWritten = true;
-      } else await this.save(escrow);
+        seq = (main?.calls.length ?? 0) + next.calls.length - 1;
+      } else seq = (await this.append(main, [record])).calls.length - 1;
       await this.faultPoint('mcp:stage:escrowed');
       currentActivityTape()?.effect('mcp.call', () => ({
         server,
@@ -281,10 +304,11 @@ export class McpEscrow {
    */
   commit(): Promise<McpCommitResult> {
     return this.exclusive(async () => {
-      const escrow = await this.load();
+      let escrow = await this.load();
       const out: McpCommitResult = { applied: 0, skipped: 0, calls: [] };
       if (!escrow) return out;
-      for (const call of escrow.calls) {
+      for (const [i, call] of [...escrow.calls].entries()) {
+        const uid = escrow.uids[i]!;
         if (call.state === 'applied') {
           out.skipped++;
           out.calls.push({ seq: call.seq, server: call.server, tool: call.tool, result: call.result });
@@ -295,23 +319,18 @@ export class McpEscrow {
             this.file,
             `call ${call.seq} is ${call.state}; it cannot be committed`,
           );
-        call.state = 'applying';
-        await this.save(escrow);
+        escrow = await this.append(escrow, [{ op: 'state', uid, state: 'applying' }]);
         await this.faultPoint(`mcp:before-call:${call.seq}`);
         let result: McpToolResult;
         try {
           result = await this.invoke(call.server, call.tool, call.arguments, call.key, 'commit', call.seq);
         } catch (err) {
           // The server answered with an error, so the call did not happen: nothing to compensate for it.
-          if (err instanceof McpToolFailedError) {
-            call.state = 'failed';
-            await this.save(escrow);
-          }
+          if (err instanceof McpToolFailedError)
+            escrow = await this.append(escrow, [{ op: 'state', uid, state: 'failed' }]);
           throw err;
         }
-        call.state = 'applied';
-        call.result = result;
-        await this.save(escrow);
+        escrow = await this.append(escrow, [{ op: 'state', uid, state: 'applied', result }]);
         await this.faultPoint(`mcp:call-applied:${call.seq}`);
         out.applied++;
         out.calls.push({ seq: call.seq, server: call.server, tool: call.tool, result });
@@ -326,18 +345,20 @@ export class McpEscrow {
    */
   compensate(): Promise<McpCompensateResult> {
     return this.exclusive(async () => {
-      const escrow = await this.load();
+      let escrow = await this.load();
       const out: McpCompensateResult = { compensated: [], uncompensated: [] };
       if (!escrow) return out;
-      for (const call of [...escrow.calls].reverse()) {
+      const calls = [...escrow.calls];
+      for (let i = calls.length - 1; i >= 0; i--) {
+        const call = calls[i]!;
+        const uid = escrow.uids[i]!;
         if (call.state !== 'applied' && call.state !== 'applying') continue;
         if (!call.compensate) {
-          call.state = 'uncompensated';
-          await this.save(escrow);
+          escrow = await this.append(escrow, [{ op: 'state', uid, state: 'uncompensated' }]);
           out.uncompensated.push({ seq: call.seq, server: call.server, tool: call.tool });
           continue;
         }
-        call.compensation = await this.invoke(
+        const compensation = await this.invoke(
           call.server,
           call.compensate.tool,
           call.compensate.arguments,
@@ -345,8 +366,7 @@ export class McpEscrow {
           'compensate',
           call.seq,
         );
-        call.state = 'compensated';
-        await this.save(escrow);
+        escrow = await this.append(escrow, [{ op: 'state', uid, state: 'compensated', compensation }]);
         out.compensated.push({
           seq: call.seq,
           server: call.server,
@@ -358,9 +378,40 @@ export class McpEscrow {
     });
   }
 
-  /** Forgets the escrow: nothing escrowed runs. */
-  discard(): Promise<void> {
-    return this.exclusive(() => fs.rm(this.stagingDir, { recursive: true, force: true }));
+  /**
+   * Forgets the escrow: nothing escrowed runs. Calls a commit already sent and nobody undid (applied, or being
+   * sent when it died, or without a compensating call) reached their server: they are kept (fsynced) in the
+   * sent record beside the staging (`sentFile`, which outlives it) and returned, so the rollback can report
+   * what the outside world may still hold.
+   */
+  discard(): Promise<SentCall[]> {
+    return this.exclusive(async () => {
+      const escrow = await readEscrowLog(this.file, null).catch(() => null);
+      const sent: SentCall[] = (escrow?.calls ?? [])
+        // Failed calls did not happen, compensated ones were undone: what may still be out there is kept.
+        .filter((c) => c.state === 'applying' || c.state === 'applied' || c.state === 'uncompensated')
+        .map((c) => ({
+          seq: c.seq,
+          key: c.key,
+          server: c.server,
+          tool: c.tool,
+          arguments: c.arguments,
+          state: c.state,
+          ...(c.result !== undefined ? { result: c.result } : {}),
+          ...(c.compensation !== undefined ? { compensation: c.compensation } : {}),
+        }));
+      if (sent.length > 0) {
+        await fs.mkdir(path.dirname(this.sentFile), { recursive: true });
+        await atomicWriteJson(this.sentFile, {
+          format: SENT_FORMAT,
+          escrow: escrow!.id,
+          discardedAt: new Date().toISOString(),
+          calls: sent,
+        });
+      }
+      await fs.rm(this.stagingDir, { recursive: true, force: true });
+      return sent;
+    });
   }
 
   private async invoke(
@@ -407,39 +458,13 @@ export class McpEscrow {
     return result;
   }
 
-  private async load(): Promise<EscrowFile | null> {
-    let text: string;
-    try {
-      text = await fs.readFile(this.file, 'utf8');
-    } catch (err) {
-      if (isCode(err, 'ENOENT')) return null;
-      throw new McpEscrowCorruptError(this.file, 'it cannot be read', err);
-    }
-    let parsed: EscrowFile;
-    try {
-      parsed = JSON.parse(text) as EscrowFile;
-    } catch (err) {
-      throw new McpEscrowCorruptError(this.file, 'it is not JSON', err);
-    }
-    if (parsed?.format !== ESCROW_FORMAT || !Array.isArray(parsed.calls))
-      throw new McpEscrowCorruptError(this.file, `its format is not ${ESCROW_FORMAT}`);
-    const known = new Set(this.connections.names());
-    parsed.calls.forEach((c, i) => {
-      if (
-        c?.seq !== i ||
-        typeof c.tool !== 'string' ||
-        typeof c.key !== 'string' ||
-        !known.has(c.server) ||
-        typeof c.arguments !== 'object'
-      )
-        throw new McpEscrowCorruptError(this.file, `call ${i} is malformed or names an unconfigured server`);
-    });
-    return parsed;
+  private load(): Promise<EscrowFold | null> {
+    return readEscrowLog(this.file, new Set(this.connections.names()));
   }
 
-  private async save(escrow: EscrowFile): Promise<void> {
+  private async append(escrow: EscrowFold | null, records: EscrowRecord[], id?: string): Promise<EscrowFold> {
     await fs.mkdir(this.stagingDir, { recursive: true });
-    await atomicWriteJson(this.file, escrow);
+    return appendEscrowLog(this.file, escrow, records, true, id);
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

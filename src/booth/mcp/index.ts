@@ -4,6 +4,7 @@
  */
 export { findGrant, type McpApprovalNeeded, type McpGrant, mcpApprovalReason } from './approval';
 export {
+  DEFAULT_MAX_ARGUMENT_BYTES,
   McpConnections,
   type McpServerConfig,
   type McpToolInfo,
@@ -12,6 +13,7 @@ export {
 export {
   McpApprovalRequiredError,
   McpArgumentsError,
+  McpArgumentsTooLargeError,
   McpEscrowCorruptError,
   McpServerUnavailableError,
   McpServerUnknownError,
@@ -29,4 +31,6 @@ export {
   type McpCompensation,
   McpEscrow,
   type McpToolResult,
+  SENT_FORMAT,
+  type SentCall,
 } from './escrow';

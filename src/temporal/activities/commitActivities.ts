@@ -154,8 +154,14 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
         } catch {
           // A half-committed or damaged part cannot be listed; discarding it is still the right thing.
         }
-        await booth.discard();
-        record('rollback', { part: 'all', reason: input.reason, discarded });
+        const { mcpSent } = await booth.discard();
+        // Calls a commit had already sent reached their servers: the rollback says so (they are kept on disk too).
+        record('rollback', {
+          part: 'all',
+          reason: input.reason,
+          discarded,
+          ...(mcpSent.length > 0 ? { mcpSent } : {}),
+        });
         return { booth: true, discarded, reason: input.reason };
       });
     },
