@@ -121,6 +121,21 @@ export interface SqlCompensateResult {
   recovered: boolean;
 }
 
+/** A session role the server would not let in (pg_hba, password auth) is a setting to fix, not a bad statement. */
+async function loginChecked<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('28'))
+      throw new SqlConfigError(
+        `the PostgreSQL server refused the login of the session's own role (${err instanceof Error ? err.message : String(err)}); allow password (or trust) logins for jbx_agent_* roles from this worker in pg_hba.conf (docs/shadow-booth.md, "What PostgreSQL must grant")`,
+        err,
+      );
+    throw err;
+  }
+}
+
 export class StagedSql {
   readonly client: Client;
   readonly stagingDir: string;
@@ -236,7 +251,7 @@ export class StagedSql {
       // A step's first statement runs straight in the step's transaction, which a failure rolls back whole:
       // that undoes exactly what a savepoint would (nothing else is in it yet), two round trips fewer.
       const first = step !== null && step.trx === null;
-      const db = step !== null ? await this.stepTransaction(agent, shadow) : agent;
+      const db = step !== null ? await loginChecked(this.stepTransaction(agent, shadow)) : agent;
       const sequences = write ? await this.dialect.sequencePositions(shadow) : [];
       const run = async (trx: Knex.Transaction) => {
         const r = await this.dialect.exec(trx, sql, bindings ?? [], write, { timeoutMs: this.timeoutMs });
@@ -273,6 +288,7 @@ export class StagedSql {
         // A refused statement stages nothing, not even a sequence step the rollback could not undo.
         await this.dialect.resetSequences(shadow, sequences).catch(() => {});
         if (thrown instanceof SqlRefusedError || thrown instanceof SqlStatementTimeoutError) throw thrown;
+        await loginChecked(Promise.reject(err));
         throw new SqlStatementError(sql, err);
       }
       await this.fault('stage:statement-staged');
