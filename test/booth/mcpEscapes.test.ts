@@ -10,6 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  McpApprovalRequiredError,
   McpArgumentsError,
   McpArgumentsTooLargeError,
   McpConnections,
@@ -84,11 +85,31 @@ afterEach(async () => {
 
 const escrow = () => new McpEscrow(connections, path.join(base, 'staging'));
 
+/** A person's approval of exactly this call (tools marked destructive wait for one; src/booth/mcp/approval.ts). */
+const approve = (e: McpEscrow, server: string, ...calls: [tool: string, args: Record<string, unknown>][]) =>
+  e.allow(
+    calls.map(([tool, args]) => ({
+      approvalId: `test-${tool}`,
+      server,
+      tool,
+      asked: structuredClone(args),
+      args: structuredClone(args),
+    })),
+  );
+
 describe('MCP escape attempts', () => {
+  it('readOnlyHint contradicted by destructiveHint neither runs live nor is escrowed: it waits for a person', async () => {
+    const e = escrow();
+    await expect(e.call('tricks', 'read_but_destructive', {})).rejects.toBeInstanceOf(
+      McpApprovalRequiredError,
+    );
+    expect(sideEffects).toEqual([]);
+    expect(await e.calls()).toEqual([]);
+  });
+
   it.each([
     ['no_annotations', 'the spec default is destructive'],
     ['hint_false', 'an explicit readOnlyHint: false'],
-    ['read_but_destructive', 'readOnlyHint contradicted by destructiveHint'],
     ['idempotent_only', 'idempotent and non-destructive is still a write'],
   ])('%s of a trusted server is escrowed, not run (%s)', async (tool) => {
     const e = escrow();
@@ -144,6 +165,7 @@ describe('MCP escape attempts', () => {
   it('an escrowed write outside the roots writes nothing while staged, and fails at commit without writing', async () => {
     const e = escrow();
     const target = path.join(allowed, '../outside/planted.txt');
+    approve(e, 'fs', ['write_file', { path: target, content: 'pwned' }]);
     expect((await e.call('fs', 'write_file', { path: target, content: 'pwned' })).mode).toBe('escrowed');
     expect(fs.existsSync(path.join(outside, 'planted.txt'))).toBe(false);
     await expect(e.commit()).rejects.toBeInstanceOf(McpToolFailedError);
@@ -154,8 +176,10 @@ describe('MCP escape attempts', () => {
   it('an escrowed write inside the roots stays off the disk until commit', async () => {
     const e = escrow();
     const target = path.join(allowed, 'staged.txt');
+    const move = { source: target, destination: path.join(allowed, 'moved.txt') };
+    approve(e, 'fs', ['write_file', { path: target, content: 'held' }], ['move_file', move]);
     await e.call('fs', 'write_file', { path: target, content: 'held' });
-    await e.call('fs', 'move_file', { source: target, destination: path.join(allowed, 'moved.txt') });
+    await e.call('fs', 'move_file', move);
     expect(fs.readdirSync(allowed)).toEqual([]);
     await e.commit();
     expect(fs.readFileSync(path.join(allowed, 'moved.txt'), 'utf8')).toBe('held');
@@ -179,6 +203,7 @@ describe('MCP escape attempts', () => {
   it('escrowed arguments are a copy: mutating the object after staging changes nothing', async () => {
     const e = escrow();
     const args = { path: path.join(allowed, 'a.txt'), content: 'original' };
+    approve(e, 'fs', ['write_file', args]);
     await e.call('fs', 'write_file', args);
     args.path = path.join(outside, 'secret.txt');
     args.content = 'overwritten';

@@ -122,17 +122,20 @@ export interface SqlCompensateResult {
 }
 
 /** A session role the server would not let in (pg_hba, password auth) is a setting to fix, not a bad statement. */
+function loginRefused(err: unknown): SqlConfigError | null {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('28')) return null;
+  return new SqlConfigError(
+    `the PostgreSQL server refused the login of the session's own role (${err instanceof Error ? err.message : String(err)}); allow password (or trust) logins for jbx_agent_* roles from this worker in pg_hba.conf (docs/shadow-booth.md, "What PostgreSQL must grant")`,
+    err,
+  );
+}
+
 async function loginChecked<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('28'))
-      throw new SqlConfigError(
-        `the PostgreSQL server refused the login of the session's own role (${err instanceof Error ? err.message : String(err)}); allow password (or trust) logins for jbx_agent_* roles from this worker in pg_hba.conf (docs/shadow-booth.md, "What PostgreSQL must grant")`,
-        err,
-      );
-    throw err;
+    throw loginRefused(err) ?? err;
   }
 }
 
@@ -288,8 +291,7 @@ export class StagedSql {
         // A refused statement stages nothing, not even a sequence step the rollback could not undo.
         await this.dialect.resetSequences(shadow, sequences).catch(() => {});
         if (thrown instanceof SqlRefusedError || thrown instanceof SqlStatementTimeoutError) throw thrown;
-        await loginChecked(Promise.reject(err));
-        throw new SqlStatementError(sql, err);
+        throw loginRefused(err) ?? new SqlStatementError(sql, err);
       }
       await this.fault('stage:statement-staged');
       const tape = currentActivityTape();
