@@ -56,6 +56,12 @@ afterAll(async () => {
   for (const c of open) await c.close();
 });
 
+/** The filesystem server marks write_file destructive: a person approves exactly this call first. */
+function approved(escrow: McpEscrow, server: string, tool: string, args: Record<string, unknown>) {
+  escrow.allow([{ approvalId: `test-${tool}`, server, tool, asked: { ...args }, args: { ...args } }]);
+  return escrow.call(server, tool, args);
+}
+
 const staging = () => path.join(base, 'staging', 'mcp');
 const textOf = (r: { content: unknown[] }) => (r.content[0] as { text: string }).text;
 
@@ -74,7 +80,7 @@ describe('McpEscrow over the official SDK client', () => {
     const file = path.join(dir, 'q1.txt');
     // The order matters: write_file into a directory that only the first call creates.
     expect((await escrow.call('fs', 'create_directory', { path: dir })).mode).toBe('escrowed');
-    expect(await escrow.call('fs', 'write_file', { path: file, content: 'Q1 done\n' })).toMatchObject({
+    expect(await approved(escrow, 'fs', 'write_file', { path: file, content: 'Q1 done\n' })).toMatchObject({
       mode: 'escrowed',
       seq: 1,
     });
@@ -146,7 +152,7 @@ describe('McpEscrow over the official SDK client', () => {
       { customer: 'C-1', message: 'refund', notificationId: 'n1' },
       { compensate: { tool: 'retract_notification', arguments: { notificationId: 'n1' } } },
     );
-    await escrow.call('fs', 'write_file', { path: path.join(files, 'note.txt'), content: 'x' });
+    await approved(escrow, 'fs', 'write_file', { path: path.join(files, 'note.txt'), content: 'x' });
     await escrow.call('notify', 'notify_customer', { customer: 'C-404', message: 'refund' });
 
     const err = await escrow.commit().catch((e) => e);
@@ -226,7 +232,7 @@ describe('McpEscrow over the official SDK client', () => {
     const c = connect([{ name: 'fragile', transport: { kind: 'stdio', command: wrapper } }]);
     const escrow = new McpEscrow(c, staging());
     const target = path.join(files, 'late.txt');
-    await escrow.call('fragile', 'write_file', { path: target, content: 'late' });
+    await approved(escrow, 'fragile', 'write_file', { path: target, content: 'late' });
     process.kill(Number(fs.readFileSync(pidFile, 'utf8')), 'SIGKILL');
     fs.writeFileSync(wrapper, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
     await new Promise((r) => setTimeout(r, 200));
