@@ -30,7 +30,11 @@ export default defineConfig({
         test: {
           name: 'dev-server',
           include: ['test/**/*.test.ts'],
-          globalSetup: ['test/globalSetup.ts', 'test/objectServerGlobalSetup.ts'],
+          globalSetup: [
+            'test/globalSetup.ts',
+            'test/objectServerGlobalSetup.ts',
+            'test/contentGlobalSetup.ts',
+          ],
         },
       },
       {
@@ -38,7 +42,11 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: POSTGRES_SUITES,
-          globalSetup: ['test/postgresGlobalSetup.ts', 'test/objectServerGlobalSetup.ts'],
+          globalSetup: [
+            'test/postgresGlobalSetup.ts',
+            'test/objectServerGlobalSetup.ts',
+            'test/contentGlobalSetup.ts',
+          ],
           env: { JUKEBOX_TEMPORAL_ADDRESS: PG_TEMPORAL_ADDRESS },
         },
       },

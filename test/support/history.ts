@@ -1,4 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
+import { contentStoreFor } from '../../src/recorder/content';
+import { payloadJson } from '../../src/temporal/content/historyPayloads';
 
 type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
 type Scheduled = NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>;
@@ -28,18 +30,22 @@ export async function completedActivities(handle: WorkflowHandle, activityType?:
   ).length;
 }
 
-/** The input and result (each the first payload, as JSON) of every completed activity of this type. */
+/**
+ * The input and result (each the first payload, as JSON) of every completed activity of this type; payloads the
+ * worker moved to the content store are read back from it.
+ */
 export async function completedActivityCalls<I, R>(
   handle: WorkflowHandle,
   activityType: string,
 ): Promise<{ input: I; result: R }[]> {
-  const json = (data: Uint8Array | null | undefined) => JSON.parse(Buffer.from(data ?? []).toString('utf8'));
-  return (await completions(handle))
-    .filter((c) => c.scheduled.activityType?.name === activityType)
-    .map((c) => ({
-      input: json(c.scheduled.input?.payloads?.[0]?.data) as I,
-      result: json(c.completed.result?.payloads?.[0]?.data) as R,
-    }));
+  const content = contentStoreFor();
+  const calls = (await completions(handle)).filter((c) => c.scheduled.activityType?.name === activityType);
+  return Promise.all(
+    calls.map(async (c) => ({
+      input: (await payloadJson(c.scheduled.input?.payloads?.[0], content)) as I,
+      result: (await payloadJson(c.completed.result?.payloads?.[0], content)) as R,
+    })),
+  );
 }
 
 export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000) {

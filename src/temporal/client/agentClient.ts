@@ -1,9 +1,11 @@
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import type { Connection, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { AgentRunResult, StepSummary } from '../../agent/context';
 import { type AgentBreakerOptions, resolveAgentBreakerConfig } from '../../breaker/config';
+import type { ContentOptions } from '../content/dataConverter';
 import { DEFAULT_TASK_QUEUE } from '../worker/createWorker';
 import type { AgentRunOptions } from '../workflow/runOptions';
+import { jukeboxClient } from './jukeboxClient';
 
 export interface StartAgentOptions {
   /**
@@ -17,6 +19,8 @@ export interface StartAgentOptions {
   runOptions?: AgentRunOptions;
   /** This run's circuit breaker (same as runOptions.breaker, which it overrides); `false` for none. */
   breaker?: AgentBreakerOptions | false;
+  /** The runs' content store, as the workers have it (default: the one the environment names). */
+  content?: ContentOptions;
 }
 
 /**
@@ -34,7 +38,7 @@ export async function startAgent<I, O>(
   };
   if (runOptions.breaker !== undefined && runOptions.breaker !== false)
     resolveAgentBreakerConfig(runOptions.breaker);
-  const client = new Client({ connection: options.connection, namespace: options.namespace });
+  const client = jukeboxClient(options.connection, options.namespace, options.content);
   return client.workflow.start<(input: I, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>(
     agentName,
     {

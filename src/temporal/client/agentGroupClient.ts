@@ -1,6 +1,7 @@
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import type { Connection, WorkflowHandle } from '@temporalio/client';
 import { resolveBreakerConfig } from '../../breaker/config';
 import { loadPriceBook, type PriceBook } from '../../llm/pricing';
+import type { ContentOptions } from '../content/dataConverter';
 import { DEFAULT_TASK_QUEUE } from '../worker/createWorker';
 import type { AgentGroupInput, agentGroupWorkflow } from '../workflow/agentGroupWorkflow';
 import {
@@ -10,6 +11,7 @@ import {
   breakerStatusQuery,
 } from '../workflow/breakerSignals';
 import type { AgentRunOptions } from '../workflow/runOptions';
+import { jukeboxClient } from './jukeboxClient';
 
 export interface StartAgentGroupOptions {
   connection: Connection;
@@ -19,6 +21,8 @@ export interface StartAgentGroupOptions {
   runOptions?: AgentRunOptions;
   /** Checks prices against this book before starting; default the process's (JUKEBOX_PRICE_TABLE). */
   priceBook?: PriceBook;
+  /** The runs' content store, as the workers have it (default: the one the environment names). */
+  content?: ContentOptions;
 }
 
 /**
@@ -32,7 +36,7 @@ export async function startAgentGroup(
   resolveBreakerConfig(input.breaker);
   const book = options.priceBook ?? loadPriceBook();
   for (const t of input.tracks) book.priceOf(t.provider, t.model);
-  const client = new Client({ connection: options.connection, namespace: options.namespace });
+  const client = jukeboxClient(options.connection, options.namespace, options.content);
   return client.workflow.start<typeof agentGroupWorkflow>('agentGroupWorkflow', {
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     workflowId:

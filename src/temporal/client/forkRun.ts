@@ -16,7 +16,9 @@ import type { ForkRunOptions } from '../../timetravel/fork/lineage';
 import type { ForkOverrides, OverrideLayer } from '../../timetravel/fork/overrides';
 import { inheritedChain } from '../../timetravel/fork/parentTape';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
+import type { ContentOptions } from '../content/dataConverter';
 import type { AgentRunOptions } from '../workflow/runOptions';
+import { jukeboxClient } from './jukeboxClient';
 import { loadRunHistory, type RunHistory } from './runHistory';
 import { captureRunHistory } from './storedHistory';
 
@@ -135,6 +137,8 @@ export interface StartForkOptions extends ForkRequest {
   taskQueue?: string;
   workflowId?: string;
   runOptions?: Omit<AgentRunOptions, 'fork'>;
+  /** The runs' content store, as the workers have it (default: the one the environment names). */
+  content?: ContentOptions;
 }
 
 export interface StartedFork {
@@ -148,7 +152,7 @@ export interface StartedFork {
 export async function startFork(options: StartForkOptions): Promise<StartedFork> {
   const v = validateFork(options);
   const h = v.parent.tape.header;
-  const client = new Client({ connection: options.connection, namespace: options.namespace });
+  const client = jukeboxClient(options.connection, options.namespace, options.content);
   // The id says whose fork it is and where; the memo links it to the parent for the Web UI and tools.
   const workflowId =
     options.workflowId ??

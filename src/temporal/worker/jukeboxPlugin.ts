@@ -21,9 +21,11 @@ import { BoothRuntime, type ShadowBoothConfig } from '../../booth/shadowBooth';
 import { JukeboxError } from '../../errors';
 import { endpointsFromEnv, type LlmEndpoints } from '../../llm';
 import { hashWorkflowBundle, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
+import { contentStoreFor } from '../../recorder/content';
 import { tapeDirFromEnv } from '../../recorder/store';
 import type { JukeboxTelemetryOptions } from '../../telemetry';
 import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
+import { type ContentOptions, jukeboxDataConverter } from '../content/dataConverter';
 import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
 import { tapeSinks } from './tapeSinks';
 import { type BreakerWorkerOptions, jukeboxWorkerParts } from './workerParts';
@@ -57,6 +59,12 @@ export interface JukeboxPluginOptions {
   breaker?: BreakerWorkerOptions;
   /** OpenTelemetry GenAI spans and metrics of every run (docs/telemetry.md). Off unless given. */
   telemetry?: JukeboxTelemetryOptions;
+  /**
+   * Where payloads too large for the workflow history go (docs/tape-store.md, "The content store"): by default
+   * the content store beside the tapes, for payloads from 512 bytes. Every worker and client of a run must
+   * reach the same store; a client given this plugin (or made by startAgent) finds it from the environment.
+   */
+  content?: ContentOptions;
 }
 
 /** The plugin was given twice to one worker or client: its activities and interceptors would run twice. */
@@ -89,7 +97,25 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
 
   configureClient(options: ClientOptions): ClientOptions {
     assertOnce((options as { plugins?: ClientPlugin[] }).plugins, 'client');
-    return options;
+    return { ...options, dataConverter: this.dataConverter(options.dataConverter, 'throw') };
+  }
+
+  /**
+   * The data converter with the content store's driver (Temporal's external storage), unless the worker or
+   * client was given external storage of its own. A worker marks content it cannot read, for the agent workflow
+   * to fail the run with a typed error; a client throws it.
+   */
+  private dataConverter(
+    base: WorkerOptions['dataConverter'],
+    unresolved: 'throw' | 'mark',
+    tapes?: TapeRecorder['store'],
+  ): WorkerOptions['dataConverter'] {
+    if (base?.externalStorage) return base;
+    const content = this.options.content;
+    return jukeboxDataConverter(
+      { ...content, store: content?.store ?? contentStoreFor(tapes), unresolved },
+      base ?? {},
+    );
   }
 
   /** So `bundleWorkflowCode({ workflowsPath, plugins: [jukebox] })` builds a bundle the plugin can run. */
@@ -147,6 +173,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
         merged.maxEagerActivityReservationsPerWorkflowTask ??
         LATENCY_WORKER_OPTIONS.maxEagerActivityReservationsPerWorkflowTask,
       sinks: { ...merged.sinks, ...parts.sinks },
+      dataConverter: this.dataConverter(merged.dataConverter, 'mark', recorder?.store),
     };
   }
 
@@ -160,6 +187,8 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
       },
       // A replayed workflow still calls the tape barrier; the sink does nothing during replay.
       sinks: { ...options.sinks, ...tapeSinks(undefined) },
+      // A history's payloads past the threshold are claims: the replayer reads them from the content store.
+      dataConverter: this.dataConverter(options.dataConverter, 'throw'),
     };
   }
 

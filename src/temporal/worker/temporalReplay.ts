@@ -4,10 +4,13 @@
  * different commands than the recorded run did.
  */
 
+import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import { ReplayError, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
+import { type ContentStore, contentStoreOfTapeDir } from '../../recorder/content';
 import { loadStoredHistory } from '../client/storedHistory';
+import { jukeboxDataConverter } from '../content/dataConverter';
 import { bundleAgentWorkflows } from './workflowBundle';
 
 export interface TemporalReplayReport {
@@ -22,20 +25,26 @@ export interface TemporalReplayReport {
 
 export async function replayTemporalHistory(
   tapeFile: string,
-  options: { workflowsPath: string } | { bundle: { code: string } },
+  options: ({ workflowsPath: string } | { bundle: { code: string } }) & { content?: ContentStore },
 ): Promise<TemporalReplayReport> {
   const { history, sidecar } = loadStoredHistory(tapeFile);
   const workflowBundle =
     'bundle' in options ? options.bundle : await bundleAgentWorkflows(options.workflowsPath);
-  return replayHistoryWithCode(tapeFile, history, sidecar.workflowId, workflowBundle);
+  // Payloads past the threshold are claims in the history: the replayer reads them from the tape folder's store.
+  const content = options.content ?? contentStoreOfTapeDir(path.dirname(tapeFile));
+  return replayHistoryWithCode(tapeFile, history, sidecar.workflowId, workflowBundle, content);
 }
 
-/** Temporal's replayer on a given history with given workflow code (e.g. both taken from a `.jbxb` bundle). */
+/**
+ * Temporal's replayer on a given history with given workflow code (e.g. both taken from a `.jbxb` bundle), its
+ * payload claims read from `content`.
+ */
 export async function replayHistoryWithCode(
   file: string,
   history: temporal.api.history.v1.IHistory,
   workflowId: string,
   workflowBundle: { code: string },
+  content?: ContentStore,
 ): Promise<TemporalReplayReport> {
   const t0 = performance.now();
   const report: TemporalReplayReport = {
@@ -46,7 +55,14 @@ export async function replayHistoryWithCode(
     durationMs: 0,
   };
   try {
-    await Worker.runReplayHistory({ workflowBundle }, history, workflowId);
+    await Worker.runReplayHistory(
+      {
+        workflowBundle,
+        ...(content ? { dataConverter: jukeboxDataConverter({ store: content }) } : {}),
+      },
+      history,
+      workflowId,
+    );
   } catch (err) {
     // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
     if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;

@@ -23,6 +23,7 @@ import { KeepAliveInterceptor } from './keepAlive';
 import { LocalTimeoutInterceptor } from './localTimeouts';
 import { TapeRecordingInterceptor } from './recorderInterceptor';
 import { tapeSinks } from './tapeSinks';
+import { UnresolvedContentInterceptor } from './unresolvedContentInterceptor';
 import type { WorkerTelemetry } from './workerTelemetry';
 
 /** The worker-wide breaker settings; a run's own breaker options travel with the run (AgentRunOptions). */
@@ -84,6 +85,8 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
       () => ({ inbound: new FailureMappingInterceptor() }),
       ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),
       ...(recorder ? [() => ({ inbound: new TapeRecordingInterceptor(recorder) })] : []),
+      // Innermost: an input whose content cannot be read fails typed, recorded on the tape like any failure.
+      () => ({ inbound: new UnresolvedContentInterceptor() }),
     ],
     // The tape sink is always there: a workflow that ran local steps calls its barrier even on a worker
     // without tapes, and an unregistered sink would be logged as an error on every call.

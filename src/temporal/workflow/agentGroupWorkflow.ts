@@ -18,6 +18,7 @@ import type { BreakerActivities } from '../activities/breakerActivities';
 import type { RecorderActivities } from '../activities/recorderActivities';
 import type { StepActivities } from '../activities/stepActivities';
 import { boothSaga } from './boothSaga';
+import { checkedActivities } from './checkedActivities';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 import { toolSteps } from './toolSteps';
 import { WorkflowBreaker } from './workflowBreaker';
@@ -78,11 +79,13 @@ export async function agentGroupWorkflow(
     initialInterval: o.initialRetryIntervalMs,
     backoffCoefficient: 2,
   };
-  const steps = proxyActivities<StepActivities>({
-    startToCloseTimeout: o.stepTimeoutMs,
-    heartbeatTimeout: o.heartbeatTimeoutMs,
-    retry,
-  });
+  const steps = checkedActivities(
+    proxyActivities<StepActivities>({
+      startToCloseTimeout: o.stepTimeoutMs,
+      heartbeatTimeout: o.heartbeatTimeoutMs,
+      retry,
+    }),
+  );
   // Tool steps with their tools' own timeouts and retry policies (src/temporal/workflow/toolSteps.ts).
   const tools = toolSteps(o);
   const breakerSteps = proxyActivities<BreakerActivities>({ startToCloseTimeout: 60_000, retry });

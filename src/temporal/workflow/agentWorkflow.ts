@@ -32,6 +32,7 @@ import type { LlmStepResult, StepActivities } from '../activities/stepActivities
 import type { TapeSinks } from '../worker/tapeSinks';
 import { ApprovalDesk } from './approvalDesk';
 import { boothSaga } from './boothSaga';
+import { checkedActivities } from './checkedActivities';
 import { forkedRun } from './forkedRun';
 import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 import { approvedToolCall } from './toolApproval';
@@ -83,15 +84,17 @@ function breakerRequest(guard: WorkflowBreaker, watch: FeatureRequest): FeatureR
 export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
   const workflow = async (input: I, options: AgentRunOptions = {}): Promise<AgentRunResult<O>> => {
     const o = { ...DEFAULT_RUN_OPTIONS, ...options };
-    const activities = proxyActivities<StepActivities>({
-      startToCloseTimeout: o.stepTimeoutMs,
-      heartbeatTimeout: o.heartbeatTimeoutMs,
-      retry: {
-        maximumAttempts: o.maximumAttempts,
-        initialInterval: o.initialRetryIntervalMs,
-        backoffCoefficient: 2,
-      },
-    });
+    const activities = checkedActivities(
+      proxyActivities<StepActivities>({
+        startToCloseTimeout: o.stepTimeoutMs,
+        heartbeatTimeout: o.heartbeatTimeoutMs,
+        retry: {
+          maximumAttempts: o.maximumAttempts,
+          initialInterval: o.initialRetryIntervalMs,
+          backoffCoefficient: 2,
+        },
+      }),
+    );
     // Tool steps with their tools' own timeouts and retry policies; as local activities for tools the run marks
     // local (no heartbeat: a local activity cannot send one; retried by the worker within the workflow task).
     const tools = toolSteps(o);
@@ -177,10 +180,12 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     // Restoring the parent's world can take as long as a step; it heartbeats like one.
     const lineage = await forkedRun(
       o.fork,
-      proxyActivities<ForkActivities>({
-        startToCloseTimeout: Math.max(60_000, o.stepTimeoutMs),
-        heartbeatTimeout: o.heartbeatTimeoutMs,
-      }),
+      checkedActivities(
+        proxyActivities<ForkActivities>({
+          startToCloseTimeout: Math.max(60_000, o.stepTimeoutMs),
+          heartbeatTimeout: o.heartbeatTimeoutMs,
+        }),
+      ),
       input,
     );
 

@@ -24,6 +24,7 @@ import { askingApproval, GateRefusedError, type GateVerdict, refusals } from '..
 import type { WithObservations } from '../../recorder/observations';
 import type { CommitActivities } from '../activities/commitActivities';
 import type { ApprovalDesk } from './approvalDesk';
+import { checkedActivities } from './checkedActivities';
 import type { AgentRunOptions } from './runOptions';
 
 /** The message that says what happened: an activity failure's own message is generic, its cause is not. */
@@ -59,15 +60,17 @@ export function boothSaga(
   o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>,
   desk?: ApprovalDesk,
 ) {
-  const booth = proxyActivities<CommitActivities>({
-    startToCloseTimeout: 5 * 60_000,
-    heartbeatTimeout: o.heartbeatTimeoutMs,
-    retry: {
-      maximumAttempts: o.maximumAttempts,
-      initialInterval: o.initialRetryIntervalMs,
-      backoffCoefficient: 2,
-    },
-  });
+  const booth = checkedActivities(
+    proxyActivities<CommitActivities>({
+      startToCloseTimeout: 5 * 60_000,
+      heartbeatTimeout: o.heartbeatTimeoutMs,
+      retry: {
+        maximumAttempts: o.maximumAttempts,
+        initialInterval: o.initialRetryIntervalMs,
+        backoffCoefficient: 2,
+      },
+    }),
+  );
 
   async function rollback(
     step: number,

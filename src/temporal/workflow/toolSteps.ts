@@ -21,6 +21,7 @@ import {
   toolPolicyOf,
 } from '../../agent/tools/toolPolicy';
 import type { StepActivities, ToolStepInput } from '../activities/stepActivities';
+import { checkedActivities } from './checkedActivities';
 import type { AgentRunOptions } from './runOptions';
 
 type RunDefaults = Required<
@@ -98,13 +99,16 @@ export function toolSteps(o: RunDefaults) {
   return {
     async run(input: ToolStepInput, call: ToolCallOptions | undefined, local: boolean): Promise<unknown> {
       const callPolicy = toolPolicyOf(call ?? {}, `ctx.tool(${JSON.stringify(input.name)})`);
-      if (!patched('jukebox.tool-policies')) return (local ? legacyLocal : legacy).toolStep(input);
+      if (!patched('jukebox.tool-policies'))
+        return checkedActivities(local ? legacyLocal : legacy).toolStep(input);
       definitions ??= loadDefinitions();
       const policy = mergeToolPolicies((await definitions)[input.name], callPolicy);
       const options = toolActivityOptions(o, policy);
-      return local
-        ? proxyLocalActivities<StepActivities>(localOptions(options)).toolStep(input)
-        : proxyActivities<StepActivities>(options).toolStep(input);
+      return checkedActivities(
+        local
+          ? proxyLocalActivities<StepActivities>(localOptions(options))
+          : proxyActivities<StepActivities>(options),
+      ).toolStep(input);
     },
   };
 }

@@ -1,0 +1,163 @@
+/**
+ * Jukebox's driver for Temporal's external storage (`DataConverter.externalStorage`, @temporalio/common 1.24):
+ * a payload past the threshold goes to the run's content store (src/recorder/content/) and the history keeps a
+ * claim of about 200 bytes. A JSON payload is stored as content-addressed pieces, so a step that resends the
+ * whole conversation stores only what is new since the last one; any other payload is one blob.
+ *
+ * The SDK runs the driver outside the workflow sandbox: in the worker, on each workflow activation (retrieve)
+ * and activation completion (store), and on each activity task and its completion; in the client, on what it
+ * sends and reads. So it may do I/O, and the workflow code never sees a claim. Docs: docs/tape-store.md.
+ */
+import {
+  type Payload,
+  type StorageDriver,
+  StorageDriverClaim,
+  type StorageDriverRetrieveContext,
+  type StorageDriverStoreContext,
+} from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import {
+  atSite,
+  ContentDamagedError,
+  ContentMissingError,
+  type ContentStore,
+  contentHash,
+  joinJson,
+  type PieceOptions,
+  splitJson,
+} from '../../recorder/content';
+import { UNRESOLVED_CONTENT, type UnresolvedContent } from './unresolvedContent';
+
+const PayloadMessage = temporal.api.common.v1.Payload;
+export const CONTENT_DRIVER_NAME = 'jukebox';
+export const CONTENT_DRIVER_TYPE = 'jukebox.content';
+
+const JSON_ENCODING = 'json/plain';
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface ContentDriverOptions extends PieceOptions {
+  /**
+   * What retrieve does with a reference it cannot resolve: `throw` (clients: the read fails with
+   * ContentMissingError / ContentDamagedError), or `mark` (workers: the payload becomes an UNRESOLVED_CONTENT
+   * value that the agent workflow and the activity interceptor turn into that error for the step, so the run
+   * fails with it instead of a workflow task failing over and over).
+   */
+  unresolved?: 'throw' | 'mark';
+}
+
+/** The claim's fields (ExternalStorageReference.claimData, strings only). */
+interface ClaimData {
+  /** `json`: the payload's JSON text as pieces, rooted at `hash`; `payload`: the Payload message, one blob. */
+  kind: 'json' | 'payload';
+  hash: string;
+  /** Length of the payload's data (json) or of the encoded Payload (payload), in bytes. */
+  bytes: string;
+  /** The agent step the payload belongs to, when its JSON said (`{"step":N,...}`). */
+  step?: string;
+}
+
+function isPlainJson(p: Payload): boolean {
+  const keys = Object.keys(p.metadata ?? {});
+  return (
+    keys.length === 1 &&
+    keys[0] === 'encoding' &&
+    decoder.decode(p.metadata!.encoding!) === JSON_ENCODING &&
+    p.data instanceof Uint8Array &&
+    !p.externalPayloads?.length
+  );
+}
+
+const STEP = /^\{"step":(\d{1,9})[,}]/;
+
+export class ContentDriver implements StorageDriver {
+  readonly name = CONTENT_DRIVER_NAME;
+  readonly type = CONTENT_DRIVER_TYPE;
+  private readonly unresolved: 'throw' | 'mark';
+
+  constructor(
+    readonly content: ContentStore,
+    private readonly options: ContentDriverOptions = {},
+  ) {
+    this.unresolved = options.unresolved ?? 'throw';
+  }
+
+  async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const blobs = new Map<string, Uint8Array>();
+    const claims = payloads.map((p) => {
+      let data: ClaimData | undefined;
+      if (isPlainJson(p)) {
+        const text = decoder.decode(p.data!);
+        const split = splitJson(text, this.options);
+        if (split) {
+          for (const [h, b] of split.blobs) blobs.set(h, b);
+          const step = STEP.exec(text)?.[1];
+          data = {
+            kind: 'json',
+            hash: split.root,
+            bytes: String(p.data!.byteLength),
+            ...(step ? { step } : {}),
+          };
+        }
+      }
+      if (!data) {
+        const bytes = PayloadMessage.encode(p).finish();
+        const hash = contentHash(bytes);
+        blobs.set(hash, bytes);
+        data = { kind: 'payload', hash, bytes: String(bytes.byteLength) };
+      }
+      return new StorageDriverClaim({ ...data });
+    });
+    await this.content.put(blobs);
+    return claims;
+  }
+
+  retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
+    return Promise.all(claims.map((c) => this.retrieveOne(c.claimData as unknown as ClaimData)));
+  }
+
+  private async retrieveOne(claim: ClaimData): Promise<Payload> {
+    const step = claim.step === undefined ? undefined : Number(claim.step);
+    const where = this.content.location;
+    try {
+      const bytes = Number(claim.bytes);
+      if (claim.kind === 'payload') {
+        const blob = await this.content.get(claim.hash);
+        return PayloadMessage.decode(blob);
+      }
+      if (claim.kind !== 'json' || !Number.isSafeInteger(bytes))
+        throw new ContentDamagedError(
+          claim.hash,
+          where,
+          `the claim ${JSON.stringify(claim)} is not one this driver wrote`,
+        );
+      const text = await joinJson(claim.hash, (h) => this.content.get(h), where, { maxChars: bytes });
+      const data = encoder.encode(text);
+      if (data.byteLength !== bytes)
+        throw new ContentDamagedError(
+          claim.hash,
+          where,
+          `its pieces join to ${data.byteLength} bytes, not the ${bytes} stored`,
+        );
+      return { metadata: { encoding: encoder.encode(JSON_ENCODING) }, data };
+    } catch (err) {
+      const e = atSite(err, step === undefined ? {} : { step });
+      if (
+        this.unresolved === 'throw' ||
+        !(e instanceof ContentMissingError || e instanceof ContentDamagedError)
+      )
+        throw e;
+      const u: UnresolvedContent = {
+        code: e instanceof ContentDamagedError ? 'CONTENT_DAMAGED' : 'CONTENT_MISSING',
+        hash: e.hash,
+        store: e.store,
+        ...(e instanceof ContentDamagedError ? { problem: e.problem } : {}),
+        ...(step !== undefined ? { step } : {}),
+      };
+      return {
+        metadata: { encoding: encoder.encode(JSON_ENCODING) },
+        data: encoder.encode(JSON.stringify({ [UNRESOLVED_CONTENT]: u })),
+      };
+    }
+  }
+}
