@@ -1,4 +1,6 @@
 /** Runs every benchmark suite (or those named on the command line) and prints one table plus a JSON file. */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
@@ -32,6 +34,9 @@ const suites = [
 
 async function main() {
   installQuietRuntime();
+  // The suites' workers record into temporary tape folders and their clients read results: one content store
+  // for both, as one deployment's environment gives them (docs/tape-store.md, "The content store").
+  process.env.JUKEBOX_CONTENT_DIR ||= mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-content-'));
   const only = process.argv.slice(2);
   const results: BenchResult[] = [];
   for (const suite of suites) {
