@@ -17,7 +17,6 @@ export {
 } from './agent/tools';
 export { crossRealmError, JukeboxError, type JukeboxErrorOptions } from './errors';
 export { OPTIONAL_DEPENDENCIES, OptionalDependencyMissingError } from './errors/optionalDependency';
-
 export {
   recordedOpenAIProvider,
   SessionTape,
@@ -34,6 +33,7 @@ export {
   localEndpoints,
 } from './llm';
 export type { ChatMessage, LlmRequest, LlmResponse, Provider, ToolSpec } from './llm/types';
+export { ContentDamagedError, ContentMissingError } from './recorder/content/errors';
 export { createOtlpTelemetry, type JukeboxTelemetryOptions } from './telemetry';
 export {
   breakerStatus,
@@ -47,6 +47,7 @@ export {
   JukeboxPluginGivenTwiceError,
   type JukeboxPluginOptions,
   type JukeboxWorkerOptions,
+  jukeboxClient,
   type StartAgentGroupOptions,
   type StartAgentOptions,
   startAgent,

@@ -45,6 +45,7 @@ export {
   type ValidatedFork,
   validateFork,
 } from './client/forkRun';
+export { jukeboxClient } from './client/jukeboxClient';
 export { isServerUp, probeServer, type ServerState } from './client/probe';
 export { loadRunHistory, type RunHistory, type RunHistoryRequest } from './client/runHistory';
 export { fetchHistoryBesideTape, type TemporalSession, withTemporal } from './client/session';
@@ -56,6 +57,13 @@ export {
   sidecarPath,
   storeHistory,
 } from './client/storedHistory';
+export { CONTENT_DRIVER_NAME, ContentDriver, type ContentDriverOptions } from './content/contentDriver';
+export {
+  type ContentOptions,
+  DEFAULT_PAYLOAD_SIZE_THRESHOLD,
+  jukeboxDataConverter,
+} from './content/dataConverter';
+export { claimOf, payloadJson, resolvePayload } from './content/historyPayloads';
 export { type CodeCheck, checkAgentCode, describeCodeCheck } from './worker/codeCheck';
 export {
   createJukeboxWorker,

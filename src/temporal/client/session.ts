@@ -2,8 +2,9 @@
  * A connection and client to the configured Temporal server (JUKEBOX_TEMPORAL_ADDRESS / _NAMESPACE) for one
  * piece of work, closed after it: how `jbx` reaches Temporal without importing the SDK itself.
  */
-import { Client, Connection } from '@temporalio/client';
+import { type Client, Connection } from '@temporalio/client';
 import { type TemporalConfig, temporalConfigFromEnv } from '../config';
+import { jukeboxClient } from './jukeboxClient';
 import { storeHistory } from './storedHistory';
 
 export interface TemporalSession {
@@ -25,7 +26,8 @@ export async function withTemporal<T>(
   try {
     return await work({
       connection,
-      client: new Client({ connection, namespace: config.namespace }),
+      // Reads payloads the workers keep in the content store (a run's result, memos, query answers).
+      client: jukeboxClient(connection, config.namespace),
       config,
     });
   } finally {

@@ -1,36 +1,56 @@
 /**
- * The data converter of Jukebox's workers and clients: Temporal's default payload conversion, with payloads past
- * `payloadSizeThreshold` in the run's content store (ContentDriver). Every worker and client of a run needs it,
- * on the same store: a plain client reading a run's result gets Temporal's ExternalStorageNotConfiguredError.
+ * The data converter of Jukebox's workers and clients: Temporal's default payload conversion, with large payloads
+ * in the run's content store (ContentDriver). Every worker and client of a run needs it, on the same store: a
+ * plain client reading a run's result kept there gets Temporal's ExternalStorageNotConfiguredError.
  */
 import { type DataConverter, ExternalStorage } from '@temporalio/common';
 import { type ContentStore, contentStoreFor } from '../../recorder/content';
 import { ContentDriver, type ContentDriverOptions } from './contentDriver';
+import { StepPayloads } from './stepPayloads';
 
 /**
- * Payloads from this size (bytes, as encoded) go to the content store; a claim costs about 220. A step's events
- * without payloads are about 1 KB, so with its input and result each under this a step costs at most ~2 KB of
- * history whatever the size of its conversation (docs/tape-store.md).
+ * A step's input or result from this size (bytes, as encoded) goes to the content store; a claim costs about 220.
+ * A step's events without payloads are about 1 KB, so with its input and result each under this a step costs at
+ * most ~2 KB of history whatever the size of its conversation (docs/tape-store.md).
  */
 export const DEFAULT_PAYLOAD_SIZE_THRESHOLD = 512;
+/** Any other payload (a memo, a query answer, a run's input or result) goes to the store from this size. */
+export const DEFAULT_LARGE_PAYLOAD_THRESHOLD = 64 * 1024;
 
 export interface ContentOptions extends Omit<ContentDriverOptions, 'unresolved'> {
   /** Default: the store beside the tapes (contentStoreFor: `JUKEBOX_CONTENT_DIR`, else the tape store's). */
   store?: ContentStore;
-  /** Default DEFAULT_PAYLOAD_SIZE_THRESHOLD. */
+  /** Steps' inputs and results from this size go to the store; default DEFAULT_PAYLOAD_SIZE_THRESHOLD. */
   payloadSizeThreshold?: number;
+  /** Every payload from this size goes to the store; default DEFAULT_LARGE_PAYLOAD_THRESHOLD. */
+  largePayloadThreshold?: number;
+}
+
+export interface JukeboxDataConverter extends DataConverter {
+  externalStorage: ExternalStorage;
+  /** The worker's record of its steps' results, which its activity interceptor fills. */
+  stepPayloads: StepPayloads;
 }
 
 export function jukeboxDataConverter(
   options: ContentOptions & { unresolved?: ContentDriverOptions['unresolved'] } = {},
   base: DataConverter = {},
-): DataConverter & { externalStorage: ExternalStorage } {
-  const { store, payloadSizeThreshold, ...driver } = options;
+): JukeboxDataConverter {
+  const { store, payloadSizeThreshold, largePayloadThreshold, ...driverOptions } = options;
+  const small = payloadSizeThreshold ?? DEFAULT_PAYLOAD_SIZE_THRESHOLD;
+  const large = Math.max(small, largePayloadThreshold ?? DEFAULT_LARGE_PAYLOAD_THRESHOLD);
+  const driver = new ContentDriver(store ?? contentStoreFor(), driverOptions);
+  // A JSON text's length in characters is at most its length in bytes: a result remembered by characters is
+  // never one the selector would see past the large threshold in bytes.
+  const stepPayloads = new StepPayloads(Math.max(0, small - 64), large);
   return {
     ...base,
+    stepPayloads,
     externalStorage: new ExternalStorage({
-      drivers: [new ContentDriver(store ?? contentStoreFor(), driver)],
-      payloadSizeThreshold: payloadSizeThreshold ?? DEFAULT_PAYLOAD_SIZE_THRESHOLD,
+      drivers: [driver],
+      payloadSizeThreshold: small,
+      driverSelector: (_context, payload) =>
+        (payload.data?.byteLength ?? 0) >= large || stepPayloads.isStep(payload) ? driver : null,
     }),
   };
 }

@@ -25,7 +25,11 @@ import { contentStoreFor } from '../../recorder/content';
 import { tapeDirFromEnv } from '../../recorder/store';
 import type { JukeboxTelemetryOptions } from '../../telemetry';
 import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
-import { type ContentOptions, jukeboxDataConverter } from '../content/dataConverter';
+import {
+  type ContentOptions,
+  type JukeboxDataConverter,
+  jukeboxDataConverter,
+} from '../content/dataConverter';
 import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
 import { tapeSinks } from './tapeSinks';
 import { type BreakerWorkerOptions, jukeboxWorkerParts } from './workerParts';
@@ -109,7 +113,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
     base: WorkerOptions['dataConverter'],
     unresolved: 'throw' | 'mark',
     tapes?: TapeRecorder['store'],
-  ): WorkerOptions['dataConverter'] {
+  ): NonNullable<WorkerOptions['dataConverter']> | JukeboxDataConverter {
     if (base?.externalStorage) return base;
     const content = this.options.content;
     return jukeboxDataConverter(
@@ -150,6 +154,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
         await storeWorkflowCode(tape.dir ? path.resolve(tape.dir) : tapeDirFromEnv(), bundle);
     }
     const booth = o.booth instanceof BoothRuntime ? o.booth : o.booth && new BoothRuntime(o.booth);
+    const dataConverter = this.dataConverter(options.dataConverter, 'mark', recorder?.store);
     const parts = jukeboxWorkerParts({
       endpoints,
       tools: o.tools ?? [],
@@ -157,6 +162,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
       booth,
       breaker: o.breaker ?? {},
       telemetry,
+      ...('stepPayloads' in dataConverter ? { stepPayloads: dataConverter.stepPayloads } : {}),
     });
     const merged = new SimplePlugin({
       name: JUKEBOX_PLUGIN_NAME,
@@ -173,7 +179,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
         merged.maxEagerActivityReservationsPerWorkflowTask ??
         LATENCY_WORKER_OPTIONS.maxEagerActivityReservationsPerWorkflowTask,
       sinks: { ...merged.sinks, ...parts.sinks },
-      dataConverter: this.dataConverter(merged.dataConverter, 'mark', recorder?.store),
+      dataConverter,
     };
   }
 

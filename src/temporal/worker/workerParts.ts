@@ -17,13 +17,14 @@ import { createBreakerActivities } from '../activities/breakerActivities';
 import { createCommitActivities } from '../activities/commitActivities';
 import { createForkActivities } from '../activities/forkActivities';
 import { createRecorderActivities } from '../activities/recorderActivities';
+import type { StepPayloads } from '../content/stepPayloads';
 import { AfterStepInterceptor } from './afterStep';
+import { ContentInterceptor } from './contentInterceptor';
 import { FailureMappingInterceptor } from './failureMappingInterceptor';
 import { KeepAliveInterceptor } from './keepAlive';
 import { LocalTimeoutInterceptor } from './localTimeouts';
 import { TapeRecordingInterceptor } from './recorderInterceptor';
 import { tapeSinks } from './tapeSinks';
-import { UnresolvedContentInterceptor } from './unresolvedContentInterceptor';
 import type { WorkerTelemetry } from './workerTelemetry';
 
 /** The worker-wide breaker settings; a run's own breaker options travel with the run (AgentRunOptions). */
@@ -41,6 +42,8 @@ export interface WorkerPartsDeps {
   booth: BoothRuntime | undefined;
   breaker: BreakerWorkerOptions;
   telemetry: WorkerTelemetry | undefined;
+  /** The content driver's record of step results (absent when the worker brings external storage of its own). */
+  stepPayloads?: StepPayloads;
 }
 
 export interface WorkerParts {
@@ -86,7 +89,7 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
       ...(telemetry ? [telemetry.genAiActivityInterceptor] : []),
       ...(recorder ? [() => ({ inbound: new TapeRecordingInterceptor(recorder) })] : []),
       // Innermost: an input whose content cannot be read fails typed, recorded on the tape like any failure.
-      () => ({ inbound: new UnresolvedContentInterceptor() }),
+      () => ({ inbound: new ContentInterceptor(deps.stepPayloads) }),
     ],
     // The tape sink is always there: a workflow that ran local steps calls its barrier even on a worker
     // without tapes, and an unregistered sink would be logged as an error on every call.
