@@ -116,6 +116,14 @@ describe("the quickstart's tapes replay with the code that recorded them, found 
         .map((l) => l.includes('8/8 steps') && l.endsWith('(stored code)')),
     ).toEqual([true, true]);
     expect(lines.at(-1)).toMatch(/^2 tapes: 2 match, 0 diverged, 0 could not be replayed, 0 unsealed /);
+
+    // Temporal's replayer takes the same stored code, with the history stored beside the tape: still no network.
+    const temporal = await runJbx(['replay', '--temporal', tapes[0]!, '--json'], {
+      offline: true,
+      cwd: empty,
+    });
+    expect(temporal.code, temporal.stderr).toBe(0);
+    expect(JSON.parse(temporal.stdout)).toMatchObject({ deterministic: true, codeSource: 'stored' });
   });
 
   it('from bundles in an empty folder under unshare -n, with the agent source deleted', async () => {
