@@ -30,6 +30,14 @@ import {
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
 import { readTimeline, replayTape } from '../../src/timetravel/replay';
+import {
+  historyEvents,
+  jbxOnce,
+  medianOf,
+  recordQuickstartTapes,
+  replayLoopMs,
+  tapeFolder,
+} from '../boothTapes';
 import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
 
@@ -38,6 +46,10 @@ const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
 const FORK_AT = 40;
 const INPUT = { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 };
 const BIN = path.join(__dirname, '../../src/cli/bin.js');
+/** Tapes in the folder `jbx replay DIR` replays against one process per tape. */
+const FOLDER_TAPES = Number(process.env.JBX_BENCH_REPLAY_FOLDER ?? 1000);
+/** Single `jbx replay TAPE` processes timed for the per-tape peer (its median times the folder's tape count). */
+const SINGLE_PROCESSES = 5;
 
 type Exchange = { url: string; body: string; status: number; headers: Record<string, string> };
 
@@ -224,6 +236,38 @@ export const replaySuite: BenchSuite = {
         }),
       );
 
+      // The accounting quickstart's runs, with their commit steps, beside the research agent's tape.
+      const [committedTape, refusedTape] = await recordQuickstartTapes({
+        connection,
+        nativeConnection,
+        namespace: config.namespace,
+        workflowBundle,
+        dir: path.join(tapeDir, 'quickstart'),
+      });
+      const booth = [
+        { label: 'committed $120 refund', tape: committedTape! },
+        { label: 'gate-refused $750 refund', tape: refusedTape! },
+      ].map((b) => {
+        const loop = replayLoopMs(REPLAY_LOOP, b.tape, 3000);
+        const { history } = loadStoredHistory(b.tape);
+        const workflowId = readTimeline(b.tape).tape.header.workflowId;
+        return { ...b, ...loop, history, workflowId, events: historyEvents(b.tape) };
+      });
+      const boothTemporal: number[] = [];
+      for (const b of booth)
+        boothTemporal.push(
+          median(
+            await timeRuns(5, async () => {
+              await Worker.runReplayHistory({ workflowBundle }, b.history, b.workflowId);
+            }),
+          ),
+        );
+
+      // A folder of the quickstart's tapes: one jbx replay DIR process against one jbx replay TAPE process each.
+      const folder = tapeFolder([committedTape!, refusedTape!], FOLDER_TAPES, path.join(tapeDir, 'folder'));
+      const singleMs = medianOf(SINGLE_PROCESSES, () => jbxOnce(BIN, ['replay', committedTape!, '--json']));
+      const folderMs = jbxOnce(BIN, ['replay', folder, '--json']);
+
       const jbxMs = processMs(['replay', tapeFile, '--skip-code-check', '--json'], 3);
       const jbxCheckedMs = processMs(['replay', tapeFile, '--json'], 2);
       const jbxTemporalMs = processMs(['replay', '--temporal', tapeFile, '--json'], 2);
@@ -288,6 +332,32 @@ export const replaySuite: BenchSuite = {
           'ms',
           'jbx replay --temporal process',
           jbxTemporalMs,
+        ),
+        ...booth.flatMap((b, i) => [
+          result(
+            `in-process replay, quickstart ${b.label} (${b.steps} steps, commit step included)`,
+            b.perReplayMs,
+            'ms',
+            'Worker.runReplayHistory, same run',
+            boothTemporal[i]!,
+            `${b.events} history events`,
+          ),
+          result(
+            `in-process replay per step, quickstart ${b.label}`,
+            b.perReplayMs / b.steps,
+            'ms',
+            `the research agent's ${steps}-step tape, per step`,
+            replayMs / steps,
+            'a commit step is several activities on the tape, answered as one step',
+          ),
+        ]),
+        result(
+          `jbx replay DIR: ${FOLDER_TAPES} quickstart tapes, one process`,
+          folderMs,
+          'ms',
+          `one jbx replay TAPE process per tape (${FOLDER_TAPES} x the median of ${SINGLE_PROCESSES})`,
+          singleMs * FOLDER_TAPES,
+          `worker threads: ${os.availableParallelism()}; per tape ${(folderMs / FOLDER_TAPES).toFixed(1)} ms vs ${singleMs.toFixed(0)} ms`,
         ),
         result(
           `fork at step ${FORK_AT} of ${steps}, to completion`,

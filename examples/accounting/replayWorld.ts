@@ -7,5 +7,7 @@ import type { ShadowBoothConfig } from '../../src/booth/shadowBooth';
 import { accountingBooth, prepareAccountingDemo } from './demo';
 
 export async function replayWorld(dir: string): Promise<ShadowBoothConfig> {
-  return accountingBooth(await prepareAccountingDemo(dir));
+  const config = accountingBooth(await prepareAccountingDemo(dir));
+  // A replay waits for its notify server as long as it takes to start (tsx on a busy machine can take seconds).
+  return { ...config, mcpServers: config.mcpServers?.map((s) => ({ ...s, connectTimeoutMs: 60_000 })) };
 }

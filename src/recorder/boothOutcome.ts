@@ -8,13 +8,19 @@
 export interface RolledBack {
   /** The step of the commit (or rollback) that discarded the staging. */
   step: number;
-  /** `gate`: a gate refused the commit; `failure`: a commit part failed; `agent`: the agent called ctx.rollback. */
-  by: 'gate' | 'failure' | 'agent';
-  /** The refusing gates' reasons (`gate: reason`), the failure, or the agent's reason. */
+  /**
+   * `gate`: a gate refused the commit; `approval`: a gate asked a person, who rejected it or did not decide in
+   * time; `failure`: a commit part failed; `agent`: the agent called ctx.rollback.
+   */
+  by: 'gate' | 'approval' | 'failure' | 'agent';
+  /** The refusing gates' reasons (`gate: reason`), the person's rejection, the failure, or the agent's reason. */
   reason: string;
 }
 
 type P = Record<string, unknown>;
+
+/** How the commit saga words a person's "no" (src/temporal/workflow/boothSaga.ts, NotApproved). */
+const NOT_APPROVED = /^(rejected by |nobody approved it before its deadline)/;
 
 interface Settled {
   step: number;
@@ -23,6 +29,7 @@ interface Settled {
 
 export class BoothOutcome {
   private readonly commitSteps = new Set<number>();
+  private readonly askedSteps = new Set<number>();
   private readonly refusals = new Map<number, string>();
   private readonly settled: Settled[] = [];
 
@@ -31,11 +38,13 @@ export class BoothOutcome {
     const p = payload as P;
     if (kind === 'activity.start') {
       if (p.activityType === 'boothVerify') this.commitSteps.add(step);
+      else if (p.activityType === 'approvalDecided') this.askedSteps.add(step);
     } else if (kind === 'commit') {
       if (p.part === 'verify') {
-        const refused = ((p.verdicts ?? []) as { gate?: string; ok?: boolean; reason?: string }[]).filter(
-          (v) => v.ok === false,
-        );
+        // A gate that asks a person (needsApproval) has not refused: the person decides.
+        const refused = (
+          (p.verdicts ?? []) as { gate?: string; ok?: boolean; reason?: string; needsApproval?: boolean }[]
+        ).filter((v) => v.ok === false && v.needsApproval !== true);
         if (refused.length) this.refusals.set(step, refused.map((v) => `${v.gate}: ${v.reason}`).join('; '));
       } else if (p.part === 'all') this.settled.push({ step, rolledBack: null });
     } else if (kind === 'rollback' && p.part === 'all' && p.compensation !== true) {
@@ -47,7 +56,11 @@ export class BoothOutcome {
         rolledBack: commit
           ? refused !== undefined || reason.startsWith('commit refused by ')
             ? { step, by: 'gate', reason: refused ?? reason }
-            : { step, by: 'failure', reason }
+            : {
+                step,
+                by: this.askedSteps.has(step) && NOT_APPROVED.test(reason) ? 'approval' : 'failure',
+                reason,
+              }
           : { step, by: 'agent', reason },
       });
     }

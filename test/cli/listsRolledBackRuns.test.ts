@@ -55,7 +55,7 @@ describe('runs whose staging was rolled back say so in jbx ls, jbx show and the 
     expect(head).toMatch(/ outcome +tokens +cost +bytes +rolled back because$/);
     const byId = new Map(lines.map((l) => [l.split(/\s+/)[0], l]));
     expect([...byId.keys()].sort()).toEqual(
-      [tapes.refused, tapes.verifierFailed, tapes.partFailed].map(id).sort(),
+      [tapes.refused, tapes.verifierFailed, tapes.partFailed, tapes.rejected].map(id).sort(),
     );
     expect(byId.get(id(tapes.refused))).toMatch(
       / rolled back +\d+ .* step 7: refund-threshold: refund of \$750\.00 to C-2002 exceeds/,
@@ -89,6 +89,7 @@ describe('runs whose staging was rolled back say so in jbx ls, jbx show and the 
       [
         [id(tapes.partFailed), 'failure'],
         [id(tapes.refused), 'gate'],
+        [id(tapes.rejected), 'approval'],
         [id(tapes.verifierFailed), 'gate'],
       ].sort(),
     );

@@ -24,7 +24,7 @@ import {
   ProjectConfigError,
   ReplayCodeMissingError,
   readTimeline,
-  replayTape,
+  replayWithCode,
   storedCodeDirs,
   TapeNotReplayableError,
   type Timeline,
@@ -147,18 +147,7 @@ export const replayCommand: CommandSpec = {
         out.info(
           `replaying the run's own code, stored by its hash beside the tape; --against DIR replays a project's current code`,
         );
-      const staging = await found.restage?.({ workflowId: h.workflowId, runId: h.runId });
-      let report: Awaited<ReturnType<typeof replayTape>>;
-      try {
-        report = await replayTape(file, {
-          agent: found.agent,
-          timeline,
-          ...(found.gates ? { gates: found.gates } : {}),
-          ...(staging ? { staging } : {}),
-        });
-      } finally {
-        await staging?.close();
-      }
+      const report = await replayWithCode(file, timeline, found);
       out.result(renderReplayReport(report, found.module, process.stdout.columns || 100), {
         ...report,
         agentModule: found.module,

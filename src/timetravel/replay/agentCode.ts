@@ -45,8 +45,11 @@ export interface FindAgentCodeOptions {
   codeDirs?: string[];
 }
 
-// A stored bundle is evaluated once per process: a folder of tapes mostly shares a handful of code hashes.
-const evaluated = new Map<string, Map<string, AgentDefinition<unknown, unknown>>>();
+// A stored bundle is found, checked and evaluated once per process: a folder of tapes shares a few code hashes.
+const storedCode = new Map<
+  string,
+  { code: string; file: string; agents: Map<string, AgentDefinition<unknown, unknown>> } | null
+>();
 interface Project {
   config: ProjectConfig;
   gates?: Record<string, Gate>;
@@ -94,14 +97,16 @@ export async function findAgentCode(
   const { workflowType, agentCodeHash } = header;
   if (options.project !== undefined) return fromProject(workflowType, options.project);
   const dirs = options.codeDirs ?? storedCodeDirs(tapeFile);
-  const stored = findWorkflowCode(dirs, agentCodeHash);
+  // Reading and hashing a stored bundle (a megabyte or two) once per folder and hash, not once per tape.
+  const key = `${agentCodeHash}\0${dirs.join('\0')}`;
+  let stored = storedCode.get(key);
+  if (stored === undefined) {
+    const found = findWorkflowCode(dirs, agentCodeHash);
+    stored = found ? { ...found, agents: agentsOfWorkflowCode(found.code, workflowType, found.file) } : null;
+    storedCode.set(key, stored);
+  }
   if (stored) {
-    let agents = evaluated.get(agentCodeHash);
-    if (!agents) {
-      agents = agentsOfWorkflowCode(stored.code, workflowType, stored.file);
-      evaluated.set(agentCodeHash, agents);
-    }
-    const agent = agents.get(workflowType);
+    const agent = stored.agents.get(workflowType);
     if (agent) return { agent, source: 'stored', module: stored.file, code: stored.code };
   }
   try {

@@ -5,6 +5,7 @@
  * rollback gives), and, when the project's gates are at hand, they judge the recorded change set again: a gate
  * that decides otherwise now is a divergence at the commit step.
  */
+import type { ApprovalOutcome } from '../../agent/approval';
 import { type CommitPart, CommitRolledBackError } from '../../agent/commit';
 import {
   type BoothChangeSet,
@@ -28,7 +29,7 @@ export function answerBoothStep(b: BoothStep): unknown {
     case 'rollback':
       return plainClone(a.report);
     case 'rolled-back':
-      throw rolledBack(b.step, a.part, a.reason, a.verdicts, a.staged, a.error);
+      throw rolledBack(b.step, a.part, a.reason, a.verdicts, a.staged, a.error, a.approval);
     case 'failed':
       throw new ReplayedStepError(b.step, a.error);
     case 'unfinished':
@@ -46,6 +47,7 @@ function rolledBack(
   verdicts: GateVerdict[],
   staged: Parameters<typeof plainClone>[0],
   error: RecordedError | undefined,
+  approval: ApprovalOutcome | undefined,
 ): CommitRolledBackError {
   const cause =
     part === 'verify' && verdicts.some((v) => !v.ok)
@@ -57,6 +59,7 @@ function rolledBack(
     plainClone(verdicts),
     plainClone(staged) as ConstructorParameters<typeof CommitRolledBackError>[3],
     cause,
+    approval ? plainClone(approval) : null,
   );
 }
 

@@ -5,6 +5,7 @@
  * or the rollback report. Every activity of the step is kept, so a reader can look at anything else the step
  * recorded (an approval, say) without this module knowing it.
  */
+import type { ApprovalOutcome } from '../../agent/approval';
 import type { CommitPart, CommitReport, RollbackReport, StagedSummary } from '../../agent/commit';
 import {
   askingApproval,
@@ -52,6 +53,8 @@ export type BoothAnswer =
       staged: StagedSummary | null;
       /** The failure behind a rollback that was not a gate's refusal. */
       error?: RecordedError;
+      /** A person's rejection, or the missing decision (`part` approval). */
+      approval?: ApprovalOutcome;
     }
   | { type: 'rollback'; report: RollbackReport }
   | { type: 'failed'; error: RecordedError }
@@ -88,6 +91,9 @@ const SAGA_PART: Record<string, CommitPart | 'compensate' | 'rollback'> = {
   boothCompensateSql: 'compensate',
   boothCompensateMcp: 'compensate',
   boothRollback: 'rollback',
+  // A gate that asked a person: the request, then the decision (or the deadline passing), both in the step.
+  approvalRequested: 'approval',
+  approvalDecided: 'approval',
 };
 
 export function isBoothActivity(activityType: string): boolean {
@@ -127,13 +133,30 @@ function commitAnswer(acts: RecordedActivity[]): BoothAnswer {
   if (verify.status === 'failed')
     return rolledBack('verify', reasonOf(verify.error!), [], null, verify.error);
   const verified = (verify.result ?? {}) as { staged?: StagedSummary; verdicts?: GateVerdict[] };
-  const verdicts = verified.verdicts ?? [];
+  let verdicts = verified.verdicts ?? [];
   const staged = verified.staged ?? null;
   if (refusals(verdicts).length > 0)
     return rolledBack('verify', new GateRefusedError(verdicts).message, verdicts, staged);
-  // A gate asked a person: no part ran when the person said no (or nobody decided in time).
-  if (askingApproval(verdicts).length > 0 && rollback && !byPart('files'))
-    return rolledBack('approval', 'not approved', verdicts, staged);
+  // A gate asked a person; the decision is the input of the step's approvalDecided activity.
+  let approval: ApprovalOutcome | undefined;
+  if (askingApproval(verdicts).length > 0) {
+    const decided = acts.find((a) => a.activityType === 'approvalDecided');
+    approval = (decided?.input as { outcome?: ApprovalOutcome } | undefined)?.outcome;
+    if (!approval) return { type: 'unfinished' };
+    if (approval.outcome !== 'approved') {
+      const stopped = rolledBack(
+        approval.outcome === 'timedOut' && approval.onTimeout === 'refuse' ? 'verify' : 'approval',
+        'not approved',
+        verdicts,
+        staged,
+      );
+      return approval.outcome === 'timedOut' && approval.onTimeout === 'refuse'
+        ? stopped
+        : ({ ...stopped, approval } as BoothAnswer);
+    }
+    const by = approval.by;
+    verdicts = verdicts.map((v) => (v.needsApproval ? { ...v, ok: true, approvedBy: by } : v));
+  }
   const results: Partial<Record<CommitPart, P | null>> = {};
   for (const part of ['files', 'sql', 'mcp'] as const) {
     const a = byPart(part);
@@ -156,6 +179,7 @@ function commitAnswer(acts: RecordedActivity[]): BoothAnswer {
       files: { steps: files.steps, recovered: files.recovered },
       sql: sql && { statements: sql.statements, rowsAffected: sql.rowsAffected, recovered: sql.recovered },
       mcp: { applied: mcp.applied, skipped: mcp.skipped },
+      ...(approval ? { approval } : {}),
     },
   };
 }

@@ -19,13 +19,14 @@ export {
   TapeNotReplayableError,
 } from './errors';
 export { junitXml } from './junit';
-export { type ReplayWorld, Restaging, stagedDivergence, stagedEntries } from './restaging';
 export { createOfflineContext, type OfflineReplayOptions, type OfflineReplayState } from './offlineContext';
 export { loadProjectConfig, type ProjectConfig } from './projectConfig';
 export { type ReplayOptions, type ReplayReport, replayTape } from './replayTape';
+export { type ReplayWorld, Restaging, stagedDivergence, stagedEntries } from './restaging';
 export {
   type ReplayTapesOptions,
   replayTapes,
+  replayWithCode,
   type SuiteReport,
   type SuiteSummary,
   type TapeReplayResult,

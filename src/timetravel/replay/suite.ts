@@ -11,11 +11,11 @@ import { TapeError } from '../../recorder/tape';
 import { agentFromWorkflowCode } from '../bundle/bundledAgent';
 import { isBundleFile } from '../bundle/format';
 import { openBundle } from '../bundle/openBundle';
-import { findAgentCode } from './agentCode';
+import { type AgentCode, findAgentCode } from './agentCode';
 import type { Divergence } from './errors';
-import { replayTape } from './replayTape';
+import { type ReplayReport, replayTape } from './replayTape';
 import { listTapes } from './tapeFiles';
-import { readTimeline } from './timeline';
+import { readTimeline, type Timeline } from './timeline';
 
 export interface TapeReplayResult {
   file: string;
@@ -71,19 +71,7 @@ export interface ReplayOneOptions {
 /** Replays one tape or bundle; never throws: anything that stops it is the result's `error`. */
 export async function replayOne(file: string, options: ReplayOneOptions = {}): Promise<TapeReplayResult> {
   const t0 = performance.now();
-  const result: TapeReplayResult = {
-    file,
-    workflowType: null,
-    status: 'error',
-    steps: 0,
-    replayed: 0,
-    divergence: null,
-    recordedOutcome: null,
-    code: null,
-    gatesChecked: 0,
-    stagingChecked: 0,
-    durationMs: 0,
-  };
+  const result = notReplayed(file);
   try {
     let report: Awaited<ReturnType<typeof replayTape>>;
     if (isBundleFile(file) && options.against === undefined) {
@@ -103,17 +91,7 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
         options.against !== undefined ? { project: options.against } : {},
       );
       result.code = { source: code.source, module: code.module };
-      const staging = await code.restage?.({ workflowId: header.workflowId, runId: header.runId });
-      try {
-        report = await replayTape(file, {
-          agent: code.agent,
-          timeline,
-          ...(code.gates ? { gates: code.gates } : {}),
-          ...(staging ? { staging } : {}),
-        });
-      } finally {
-        await staging?.close();
-      }
+      report = await replayWithCode(file, timeline, code);
     }
     Object.assign(result, {
       status: report.status,
@@ -150,7 +128,8 @@ function summarize(results: TapeReplayResult[], workers: number, durationMs: num
   return { results, summary, ok: summary.diverged === 0 && summary.errors === 0 };
 }
 
-function failed(file: string, err: unknown): TapeReplayResult {
+/** A result before (or instead of) a replay. */
+function notReplayed(file: string): TapeReplayResult {
   return {
     file,
     workflowType: null,
@@ -162,12 +141,41 @@ function failed(file: string, err: unknown): TapeReplayResult {
     code: null,
     gatesChecked: 0,
     stagingChecked: 0,
+    durationMs: 0,
+  };
+}
+
+/**
+ * A tape replayed with the code findAgentCode found: with a project's gates when it has them, and with its tools
+ * staging again in a scratch booth when it has tools and a fixture world (closed after).
+ */
+export async function replayWithCode(
+  file: string,
+  timeline: Timeline,
+  code: AgentCode,
+): Promise<ReplayReport> {
+  const h = timeline.tape.header;
+  const staging = await code.restage?.({ workflowId: h.workflowId, runId: h.runId });
+  try {
+    return await replayTape(file, {
+      agent: code.agent,
+      timeline,
+      ...(code.gates ? { gates: code.gates } : {}),
+      ...(staging ? { staging } : {}),
+    });
+  } finally {
+    await staging?.close();
+  }
+}
+
+function failed(file: string, err: unknown): TapeReplayResult {
+  return {
+    ...notReplayed(file),
     error: {
       code:
         err instanceof JukeboxError ? err.code : err instanceof TapeError ? 'TAPE_DAMAGED' : 'REPLAY_FAILED',
       message: err instanceof Error ? err.message : String(err),
     },
-    durationMs: 0,
   };
 }
 

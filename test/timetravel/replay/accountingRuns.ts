@@ -1,13 +1,13 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AccountingOutput } from '../../../examples/accounting/agent';
+import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
 import { ACCOUNTING_SCRIPT, accountingBooth, prepareAccountingDemo } from '../../../examples/accounting/demo';
 import { refundThresholdGate } from '../../../examples/accounting/gates';
 import { accountingTools } from '../../../examples/accounting/tools';
 import { BoothRuntime, type ShadowBoothConfig } from '../../../src/booth/shadowBooth';
 import { localEndpoints } from '../../../src/llm';
-import { captureRunHistory, startAgent } from '../../../src/temporal';
+import { approve, captureRunHistory, reject, startAgent, waitForApproval } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import { connectTestWorker } from '../../support/temporal';
 
@@ -25,7 +25,14 @@ export interface AccountingTapes {
   verifierFailed: string;
   /** A $120 refund whose MCP part fails at commit (the notify server refuses the customer): compensated, rolled back, the run fails. */
   partFailed: string;
+  /** The quickstart's third run: a $750 refund whose gate asks a person, who approves it: committed. */
+  approved: string;
+  /** The same ask, rejected by the person: rolled back; the run completes. */
+  rejected: string;
 }
+
+export const APPROVAL_750 = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
+export const REJECTION = 'over the quarterly credit budget';
 
 /**
  * The accounting agent's four booth stories, recorded on the real dev server into one tape folder (with each
@@ -62,16 +69,21 @@ export async function recordAccountingRuns(): Promise<{
       await env.close();
       await booth.close();
     });
-    return async (request: string) => {
-      const handle = await startAgent<{ request: string }, AccountingOutput>(
+    return async (request: string, decide?: 'approve' | 'reject') => {
+      const handle = await startAgent<AccountingInput, AccountingOutput>(
         'accountingAgent',
-        { request },
+        { request, ...(decide ? { approval: { deciders: ['reviewer'] } } : {}) },
         {
           connection: env.connection,
           namespace: env.namespace,
           taskQueue: env.taskQueue,
         },
       );
+      if (decide) {
+        await waitForApproval(handle);
+        if (decide === 'approve') await approve(handle, { by: 'reviewer', note: 'checked the outage log' });
+        else await reject(handle, { by: 'reviewer', reason: REJECTION });
+      }
       await handle.result().catch(() => {});
       return (await captureRunHistory(handle, tapeDir)).tapeFile;
     };
@@ -92,6 +104,8 @@ export async function recordAccountingRuns(): Promise<{
     refused: await quickstart(REFUND_750),
     verifierFailed: await verifierDown(REFUND_120),
     partFailed: await notifyRefuses(REFUND_120),
+    approved: await quickstart(APPROVAL_750, 'approve'),
+    rejected: await quickstart(APPROVAL_750, 'reject'),
   };
   return {
     tapeDir,

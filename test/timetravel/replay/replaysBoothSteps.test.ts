@@ -8,7 +8,7 @@ import type { ToolDefinition } from '../../../src/agent/tools';
 import { GateRefusedError } from '../../../src/booth/verifiers';
 import { ReplayedStepError, readTimeline, replayTape } from '../../../src/timetravel/replay';
 import { Restaging } from '../../../src/timetravel/replay/restaging';
-import { type AccountingTapes, recordAccountingRuns, VERIFIER_DOWN } from './accountingRuns';
+import { type AccountingTapes, REJECTION, recordAccountingRuns, VERIFIER_DOWN } from './accountingRuns';
 
 type Input = { request: string };
 
@@ -224,12 +224,14 @@ describe('offline replay of runs that commit or roll back', () => {
   }
 
   it("today's tools stage again in a scratch booth: the same staging matches, a tool that stages otherwise diverges at the commit", async () => {
-    for (const tape of [tapes.committed, tapes.refused])
-      expect(await restaged(tape, accountingTools)).toMatchObject({
+    for (const tape of [tapes.committed, tapes.refused]) {
+      const same = await restaged(tape, accountingTools);
+      expect(same, JSON.stringify(same.divergence)).toMatchObject({
         status: 'match',
         stagingChecked: 1,
         gatesChecked: 1,
       });
+    }
     // A units bug in the tool: dollars taken for cents. The agent's calls are unchanged; what it stages is not.
     const inDollars: ToolDefinition = {
       ...stageRefundTool,
@@ -255,5 +257,25 @@ describe('offline replay of runs that commit or roll back', () => {
         [sql]: { params: [1200000, 'C-1001'] },
       },
     });
+  });
+
+  it('a commit that waited for a person replays with the recorded decision: approved commits, rejected rolls back', async () => {
+    const approved = await replayTape(tapes.approved, { agent: accountingAgent as never });
+    expect(approved).toMatchObject({ status: 'match', steps: 8, replayed: 8 });
+    const out = approved.output as AccountingOutput;
+    expect(out.committed).toBe(true);
+    if (out.committed) {
+      expect(out.report.approval).toMatchObject({ outcome: 'approved', by: 'reviewer' });
+      expect(out.report.verdicts).toEqual([
+        expect.objectContaining({ gate: 'refund-approval', ok: true, approvedBy: 'reviewer' }),
+      ]);
+    }
+    const seen: unknown[] = [];
+    const rejected = await replayTape(tapes.rejected, { agent: watched(seen) as never });
+    expect(rejected).toMatchObject({ status: 'match', steps: 8, replayed: 8 });
+    const err = seen[0] as CommitRolledBackError;
+    expect(err.part).toBe('approval');
+    expect(err.approval).toMatchObject({ outcome: 'rejected', by: 'reviewer', note: REJECTION });
+    expect(err.reason).toBe(`rejected by reviewer: ${REJECTION}`);
   });
 });
