@@ -6,6 +6,7 @@
 import { type DataConverter, ExternalStorage } from '@temporalio/common';
 import { type ContentStore, contentStoreFor } from '../../recorder/content';
 import { ContentDriver, type ContentDriverOptions } from './contentDriver';
+import { referenceEncodingProblem } from './referenceEncoding';
 import { StepPayloads } from './stepPayloads';
 
 /**
@@ -27,15 +28,25 @@ export interface ContentOptions extends Omit<ContentDriverOptions, 'unresolved'>
 }
 
 export interface JukeboxDataConverter extends DataConverter {
-  externalStorage: ExternalStorage;
+  /** Absent when this install cannot encode claims (referenceEncoding.ts): payloads then stay in the history. */
+  externalStorage?: ExternalStorage;
   /** The worker's record of its steps' results, which its activity interceptor fills. */
-  stepPayloads: StepPayloads;
+  stepPayloads?: StepPayloads;
 }
+
+let warned = false;
 
 export function jukeboxDataConverter(
   options: ContentOptions & { unresolved?: ContentDriverOptions['unresolved'] } = {},
   base: DataConverter = {},
 ): JukeboxDataConverter {
+  const broken = referenceEncodingProblem();
+  if (broken) {
+    // Once per process: the worker or client still works, with every payload in the history as before.
+    if (!warned) process.emitWarning(`the content store is off: ${broken.message}`, { code: broken.code });
+    warned = true;
+    return base;
+  }
   const { store, payloadSizeThreshold, largePayloadThreshold, ...driverOptions } = options;
   const small = payloadSizeThreshold ?? DEFAULT_PAYLOAD_SIZE_THRESHOLD;
   const large = Math.max(small, largePayloadThreshold ?? DEFAULT_LARGE_PAYLOAD_THRESHOLD);
