@@ -8,6 +8,8 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 # mvn fetches the breaker's sentence-embedding model from Maven Central (scripts/embedding-model.sh).
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v unzip >/dev/null 2>&1 || missing+=(unzip)
+# The kernel's syscall tables, which the shell's seccomp filter is checked against.
+[ -f /usr/include/asm-generic/unistd.h ] || missing+=(linux-libc-dev)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
   missing+=(postgresql)

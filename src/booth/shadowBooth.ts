@@ -13,11 +13,19 @@ import { atomicWrite, atomicWriteJson, isCode, lstatOrNull, sha256 } from './dur
 import { type Base, LAYER_FORMAT } from './manifest';
 import { McpConnections, type McpServerConfig } from './mcp/connections';
 import { McpEscrow, type SentCall } from './mcp/escrow';
-import { type ShellResult, type ShellRunOptions, StagedShell, type StagedShellOptions } from './shell';
+import {
+  ShellEnvironment,
+  type ShellResult,
+  type ShellRunOptions,
+  type ShellStatus,
+  StagedShell,
+  type StagedShellOptions,
+} from './shell';
 import { type SqlCommitResult, type SqlCompensateResult, StagedSql, type StagedSqlOptions } from './sql';
 import {
   type Change,
   type CommitResult,
+  DEFAULT_MAX_STAGED_BYTES,
   StagedWorkspace,
   type StagedWorkspaceOptions,
   type WorkspaceStat,
@@ -70,6 +78,14 @@ export class BoothNotConfiguredError extends JukeboxError {
 }
 crossRealmError('BoothNotConfiguredError', BoothNotConfiguredError);
 
+/** What a worker's booth found at start-up: how shell commands are isolated and limited here, what was swept. */
+export interface BoothStatus {
+  shell: ShellStatus;
+  files: { allowSpecialModes: boolean; maxStagedBytes: number };
+  /** Scratch folders and control groups of commands whose worker died, removed (their processes killed). */
+  swept: { scratch: string[]; groups: string[] };
+}
+
 /** Worker-wide: the configuration and the MCP connections, shared by the booths of every run. */
 export class BoothRuntime {
   readonly config: ShadowBoothConfig;
@@ -77,6 +93,7 @@ export class BoothRuntime {
   readonly mcp: McpConnections;
   readonly gates: Readonly<Record<string, Gate>>;
   readonly faultPoint: FaultHook;
+  private started: Promise<BoothStatus> | undefined;
 
   constructor(config: ShadowBoothConfig) {
     this.config = config;
@@ -84,6 +101,26 @@ export class BoothRuntime {
     this.mcp = new McpConnections(config.mcpServers ?? []);
     this.gates = config.gates ?? {};
     this.faultPoint = config.faultPoint ?? (() => {});
+  }
+
+  /**
+   * A worker's start-up (createJukeboxWorker calls it; idempotent): removes what shell commands of dead workers
+   * left behind, killing any of their processes still alive, and reports how commands run on this machine.
+   */
+  start(): Promise<BoothStatus> {
+    this.started ??= (async () => {
+      const shell = new ShellEnvironment(this.config.shell);
+      const swept = await shell.sweep();
+      return {
+        shell: await shell.status(),
+        files: {
+          allowSpecialModes: this.config.files?.allowSpecialModes === true,
+          maxStagedBytes: this.config.files?.maxStagedBytes ?? DEFAULT_MAX_STAGED_BYTES,
+        },
+        swept,
+      };
+    })();
+    return this.started;
   }
 
   get sqlOptions(): Pick<StagedSqlOptions, 'client' | 'connection' | 'statementTimeoutMs'> | null {

@@ -64,3 +64,44 @@ export class ShellSpawnError extends JukeboxError {
   }
 }
 crossRealmError('ShellSpawnError', ShellSpawnError);
+
+/** The command passed one of its limits and was killed (or, for file size, stopped by the kernel); nothing it wrote was staged. */
+export class ShellLimitError extends JukeboxError {
+  readonly argv: string[];
+  /** Which limit: CPU time, memory, processes, stdout + stderr bytes, or the size of one file. */
+  readonly limit: 'cpu' | 'memory' | 'processes' | 'output' | 'fileSize';
+  /** The configured value (seconds for cpu, a count for processes, bytes otherwise). */
+  readonly value: number;
+  /** What enforced it on this machine (src/booth/shell/limits.ts). */
+  readonly mechanism: string;
+  readonly stdout: string;
+  readonly stderr: string;
+  constructor(
+    argv: string[],
+    limit: ShellLimitError['limit'],
+    value: number,
+    mechanism: string,
+    stdout: string,
+    stderr: string,
+  ) {
+    const key = {
+      cpu: 'cpuSeconds',
+      memory: 'memoryBytes',
+      processes: 'processes',
+      output: 'outputBytes',
+      fileSize: 'fileBytes',
+    }[limit];
+    super(
+      'SHELL_LIMIT',
+      `shell command ${printableJson(argv)} passed its ${limit} limit (${key} ${value}, enforced by ${mechanism}) and was stopped; nothing it wrote was staged. Make the command use less, or raise shell.limits.${key} in the booth config`,
+      { nonRetryable: true },
+    );
+    this.argv = argv;
+    this.limit = limit;
+    this.value = value;
+    this.mechanism = mechanism;
+    this.stdout = stdout;
+    this.stderr = stderr;
+  }
+}
+crossRealmError('ShellLimitError', ShellLimitError);

@@ -36,6 +36,28 @@ export function probeBwrap(bwrap = 'bwrap'): Probe {
   return probe;
 }
 
+let tools: Probe | undefined;
+
+/**
+ * Whether util-linux's setpriv (the parent-death signal that ends a command with its worker) and prlimit (its
+ * rlimits) are here; every command's first process is `setpriv --pdeathsig KILL`, then `prlimit`.
+ */
+export function probeProcessTools(): Probe {
+  if (tools !== undefined) return tools;
+  for (const tool of ['setpriv', 'prlimit']) {
+    const r = spawnSync(tool, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+    if (r.error !== undefined || r.status !== 0) {
+      tools = {
+        ok: false,
+        detail: `${tool} (util-linux) is not available (${r.error?.message ?? `exit ${r.status}`}); without it a command would outlive a killed worker`,
+      };
+      return tools;
+    }
+  }
+  tools = { ok: true };
+  return tools;
+}
+
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /**
@@ -50,6 +72,8 @@ export function bwrapArgs(o: {
   network: boolean;
   env: Record<string, string>;
   argv: string[];
+  /** Load the seccomp filter from fd 3 (the command's prelude opens it there). */
+  seccomp?: boolean;
 }): string[] {
   // No capabilities inside: as root, bwrap would otherwise keep them (mounts, raw devices) in its namespaces.
   const args = ['--unshare-all', '--cap-drop', 'ALL'];
@@ -57,6 +81,7 @@ export function bwrapArgs(o: {
   args.push('--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   args.push('--tmpfs', '/tmp', '--bind', o.copyDir, o.root, '--chdir', o.cwd, '--clearenv');
   for (const [k, v] of Object.entries(o.env)) args.push('--setenv', k, v);
+  if (o.seccomp) args.push('--seccomp', '3');
   args.push('--', ...o.argv);
   return args;
 }

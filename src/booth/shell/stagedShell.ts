@@ -3,7 +3,6 @@
  * bubblewrap, and whatever it leaves there becomes staged changes of the StagedWorkspace. The real workspace is
  * read-only inside the sandbox and is never written. See docs/shadow-booth.md for what isolation applies.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,15 +10,21 @@ import { printableJson } from '../../errors';
 import { currentActivityTape } from '../../recorder/activityTape';
 import { StagedBytesLimitError, WorkspaceFsError } from '../errors';
 import type { StagedWorkspace } from '../stagedWorkspace';
+import { probeCgroups, sweepGroups } from './cgroups';
+import { runCommand } from './commandProcess';
 import {
   ShellChangesRefusedError,
   ShellConfigError,
   ShellIsolationUnavailableError,
+  ShellLimitError,
   ShellSpawnError,
   ShellTimeoutError,
 } from './errors';
-import { bwrapArgs, type Isolation, probeBwrap, SANDBOX_PATH } from './isolation';
+import { bwrapArgs, type Isolation, probeBwrap, probeProcessTools, SANDBOX_PATH } from './isolation';
+import { type LimitPlan, planLimits, resolveLimits, type ShellEnforcement, type ShellLimits } from './limits';
 import { buildLayer, OVERLAY_SCRIPT, overlaySafePath, probeOverlay, scanUpper } from './overlay';
+import { COMMAND_PREFIX, commandName, isOrphan } from './owner';
+import { buildSeccompFilter, SECCOMP_DENIED_SYSCALLS, seccompArch } from './seccomp';
 import { materialize, type ShellChange, type Skipped, scan, stage } from './view';
 
 export interface StagedShellOptions {
@@ -40,6 +45,28 @@ export interface StagedShellOptions {
   bwrapPath?: string;
   /** Bytes of stdout and of stderr kept (default 1 MiB each); the rest is dropped and flagged. */
   maxOutputBytes?: number;
+  /**
+   * What one command may use (src/booth/shell/limits.ts): CPU seconds (60), memory (1 GiB), processes (256),
+   * stdout + stderr bytes (16 MiB), the size of one file (256 MiB). Passing one ends the command with
+   * ShellLimitError; `status()` says which mechanism enforces each here.
+   */
+  limits?: ShellLimits;
+  /** Enforce limits with control groups where the worker can make them (default true); false: rlimits only. */
+  useCgroups?: boolean;
+  /**
+   * Run commands under the booth's seccomp filter (src/booth/shell/seccomp.ts; default true, on x86_64 and
+   * aarch64; elsewhere `status()` says it is unavailable). Needs `isolation: 'bwrap'`.
+   */
+  seccomp?: boolean;
+}
+
+/** How the booth runs shell commands on this machine: the worker's start-up log prints it. */
+export interface ShellStatus {
+  isolation: Isolation;
+  view: 'auto' | 'overlay' | 'copy';
+  limits: Required<ShellLimits>;
+  enforcement: ShellEnforcement;
+  seccomp: { active: boolean; arch: string | null; denied: number; detail: string };
 }
 
 export interface ShellRunOptions {
@@ -52,6 +79,8 @@ export interface ShellRunOptions {
   cwd?: string;
   /** `throw` (default): a timeout throws ShellTimeoutError. `return`: resolves with `timedOut: true`. */
   onTimeout?: 'throw' | 'return';
+  /** Aborting kills the command, all of it, and `run` rejects with the signal's reason; nothing is staged. */
+  signal?: AbortSignal;
 }
 
 export interface ShellResult {
@@ -73,20 +102,28 @@ export interface ShellResult {
   /** How the workspace was shown to the command. */
   view: 'overlay' | 'copy';
   network: boolean;
+  /** Which mechanism enforced each limit for this command. */
+  enforcement: ShellEnforcement;
+  /** Whether the seccomp filter applied. */
+  seccomp: boolean;
   durationMs: number;
 }
 
-export class StagedShell {
-  private readonly isolation: Isolation;
-  private readonly scratchDir: string;
-  private readonly maxOutput: number;
-  private readonly bwrap: string;
-  private readonly view: 'auto' | 'overlay' | 'copy';
+/**
+ * How this worker runs shell commands, without a workspace: the settings, `status()` (what isolates and limits
+ * them here) and `sweep()` (what dead workers' commands left). A worker's booth makes one at start-up.
+ */
+export class ShellEnvironment {
+  protected readonly isolation: Isolation;
+  protected readonly scratchDir: string;
+  protected readonly maxOutput: number;
+  protected readonly bwrap: string;
+  protected readonly view: 'auto' | 'overlay' | 'copy';
+  protected readonly limits: Required<ShellLimits>;
+  protected readonly useCgroups: boolean;
+  protected readonly seccomp: boolean;
 
-  constructor(
-    readonly workspace: StagedWorkspace,
-    options: StagedShellOptions = {},
-  ) {
+  constructor(options: StagedShellOptions = {}) {
     this.isolation = options.isolation ?? 'bwrap';
     if (this.isolation !== 'bwrap' && this.isolation !== 'none')
       throw new ShellConfigError(`isolation ${String(this.isolation)} is not one of 'bwrap', 'none'`);
@@ -94,6 +131,73 @@ export class StagedShell {
     this.maxOutput = options.maxOutputBytes ?? 1024 * 1024;
     this.bwrap = options.bwrapPath ?? 'bwrap';
     this.view = options.view ?? 'auto';
+    try {
+      this.limits = resolveLimits(options.limits);
+    } catch (err) {
+      throw new ShellConfigError((err as Error).message, err);
+    }
+    this.useCgroups = options.useCgroups !== false;
+    this.seccomp = options.seccomp !== false && this.isolation === 'bwrap';
+  }
+
+  /** How commands run here: isolation, the limits and what enforces each, the seccomp filter. */
+  async status(): Promise<ShellStatus> {
+    const plan = await this.plan();
+    const arch = seccompArch();
+    const active = this.seccomp && arch !== null;
+    return {
+      isolation: this.isolation,
+      view: this.view,
+      limits: this.limits,
+      enforcement: plan.enforcement,
+      seccomp: {
+        active,
+        arch,
+        denied: active ? SECCOMP_DENIED_SYSCALLS.length : 0,
+        detail: active
+          ? `bubblewrap --seccomp with the booth's filter for ${arch}: ${SECCOMP_DENIED_SYSCALLS.length} system calls refused, clone with namespace flags refused, clone3 answered ENOSYS, TIOCSTI/TIOCLINUX refused, other ABIs killed`
+          : this.isolation !== 'bwrap'
+            ? "off: isolation 'none' runs without bubblewrap"
+            : !this.seccomp
+              ? 'off: seccomp: false in the shell config'
+              : `unavailable: no syscall table for ${process.arch} (x86_64 and aarch64 have one)`,
+      },
+    };
+  }
+
+  protected plan(): Promise<LimitPlan> {
+    return planLimits(this.limits, { useCgroups: this.useCgroups });
+  }
+
+  /**
+   * Removes what commands of dead workers left in this shell's scratch folder and control groups (their names
+   * carry the owner: src/booth/shell/owner.ts), killing any process still in those groups. A worker calls it at
+   * start-up; live workers' commands are left alone.
+   */
+  async sweep(): Promise<{ scratch: string[]; groups: string[] }> {
+    const scratch: string[] = [];
+    let names: string[] = [];
+    try {
+      names = await fs.readdir(this.scratchDir);
+    } catch {
+      names = [];
+    }
+    const groups = this.useCgroups ? await sweepGroups(await probeCgroups(), isOrphan) : [];
+    for (const name of names) {
+      if (!name.startsWith(COMMAND_PREFIX) || !isOrphan(name)) continue;
+      await removeScratch(path.join(this.scratchDir, name));
+      scratch.push(name);
+    }
+    return { scratch, groups };
+  }
+}
+
+export class StagedShell extends ShellEnvironment {
+  constructor(
+    readonly workspace: StagedWorkspace,
+    options: StagedShellOptions = {},
+  ) {
+    super(options);
   }
 
   async run(command: string | string[], o: ShellRunOptions): Promise<ShellResult> {
@@ -117,10 +221,18 @@ export class StagedShell {
       const probe = probeBwrap(this.bwrap);
       if (!probe.ok) throw new ShellIsolationUnavailableError(probe.detail);
     }
+    const tools = probeProcessTools();
+    if (!tools.ok) throw new ShellIsolationUnavailableError(tools.detail);
     const network = o.network === true;
 
-    const scratch = await fs.mkdtemp(path.join(this.scratchDir, 'jbx-shell-'));
+    const name = commandName();
+    const scratch = path.join(this.scratchDir, name);
+    await fs.mkdir(scratch, { mode: 0o700 });
     try {
+      const plan = await this.plan();
+      const arch = seccompArch();
+      const seccompFile = this.seccomp && arch !== null ? path.join(scratch, 'seccomp.bpf') : null;
+      if (seccompFile !== null) await fs.writeFile(seccompFile, buildSeccompFilter(arch!), { mode: 0o600 });
       const overlay = this.useOverlay(scratch);
       const contentDir = path.join(scratch, overlay ? 'upper' : 'root');
       const mountAt = path.join(scratch, overlay ? 'merged' : 'root');
@@ -137,6 +249,7 @@ export class StagedShell {
           network,
           env,
           argv,
+          seccomp: seccompFile !== null,
         });
       if (overlay) {
         for (const d of ['layer', 'upper', 'work', 'merged']) await fs.mkdir(path.join(scratch, d));
@@ -172,11 +285,24 @@ export class StagedShell {
         spawnCwd = this.isolation === 'bwrap' ? scratch : path.join(mountAt, cwdRel);
       }
       const started = performance.now();
-      const out = await this.spawnAndWait(spawnArgv, {
-        cwd: spawnCwd,
-        env: spawnEnv,
-        timeoutMs: o.timeoutMs,
-      });
+      let out: Awaited<ReturnType<typeof runCommand>>;
+      try {
+        out = await runCommand({
+          argv: spawnArgv,
+          cwd: spawnCwd,
+          env: spawnEnv,
+          timeoutMs: o.timeoutMs,
+          keepOutputBytes: this.maxOutput,
+          plan,
+          name,
+          seccompFile,
+          ...(o.signal ? { signal: o.signal } : {}),
+        });
+      } catch (err) {
+        if (o.signal?.aborted) throw err;
+        throw new ShellSpawnError(`${spawnArgv[0]}: ${(err as Error).message}`, err);
+      }
+      if (out.preludeFailed !== null) throw new ShellSpawnError(out.preludeFailed);
       const durationMs = performance.now() - started;
       const base = {
         argv,
@@ -190,8 +316,22 @@ export class StagedShell {
         isolation: this.isolation,
         view: overlay ? ('overlay' as const) : ('copy' as const),
         network,
+        enforcement: plan.enforcement,
+        seccomp: seccompFile !== null,
         durationMs,
       };
+      if (out.limit !== null) {
+        this.record({ ...base, timedOut: false, changes: [], skipped: [] });
+        const value = {
+          cpu: this.limits.cpuSeconds,
+          memory: this.limits.memoryBytes,
+          processes: this.limits.processes,
+          output: this.limits.outputBytes,
+          fileSize: this.limits.fileBytes,
+        }[out.limit];
+        const mechanism = out.limit === 'output' ? 'the worker' : plan.enforcement[out.limit];
+        throw new ShellLimitError(argv, out.limit, value, mechanism, out.stdout, out.stderr);
+      }
       if (out.timedOut) {
         const result: ShellResult = { ...base, timedOut: true, changes: [], skipped: [] };
         this.record(result);
@@ -220,11 +360,7 @@ export class StagedShell {
       this.record(result);
       return result;
     } finally {
-      await fs.rm(scratch, { recursive: true, force: true }).catch(async () => {
-        // A command may leave directories without write permission; make them removable and retry.
-        await chmodTree(scratch);
-        await fs.rm(scratch, { recursive: true, force: true });
-      });
+      await removeScratch(scratch);
     }
   }
 
@@ -261,79 +397,9 @@ export class StagedShell {
       isolation: r.isolation,
       view: r.view,
       network: r.network,
+      enforcement: r.enforcement,
+      seccomp: r.seccomp,
     }));
-  }
-
-  private spawnAndWait(
-    argv: string[],
-    o: { cwd: string; env: Record<string, string>; timeoutMs: number },
-  ): Promise<{
-    exitCode: number | null;
-    signal: string | null;
-    stdout: string;
-    stderr: string;
-    stdoutTruncated: boolean;
-    stderrTruncated: boolean;
-    timedOut: boolean;
-  }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(argv[0]!, argv.slice(1), {
-        cwd: o.cwd,
-        env: o.env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group, so a timeout kills the command and everything it started.
-        detached: true,
-      });
-      const collect = () => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
-        return {
-          add: (d: Buffer) => {
-            const room = this.maxOutput - size;
-            if (room <= 0) {
-              truncated = true;
-              return;
-            }
-            if (d.byteLength > room) truncated = true;
-            const part = d.byteLength > room ? d.subarray(0, room) : d;
-            chunks.push(part);
-            size += part.byteLength;
-          },
-          text: () => Buffer.concat(chunks).toString('utf8'),
-          truncated: () => truncated,
-        };
-      };
-      const stdout = collect();
-      const stderr = collect();
-      child.stdout.on('data', stdout.add);
-      child.stderr.on('data', stderr.add);
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          child.kill('SIGKILL');
-        }
-      }, o.timeoutMs);
-      child.once('error', (err) => {
-        clearTimeout(timer);
-        reject(new ShellSpawnError(`${argv[0]}: ${err.message}`, err));
-      });
-      child.once('close', (code, signal) => {
-        clearTimeout(timer);
-        resolve({
-          exitCode: code,
-          signal,
-          stdout: stdout.text(),
-          stderr: stderr.text(),
-          stdoutTruncated: stdout.truncated(),
-          stderrTruncated: stderr.truncated(),
-          timedOut,
-        });
-      });
-    });
   }
 }
 
@@ -344,6 +410,14 @@ function toArgv(command: string | string[]): string[] {
   if (argv[0] === '' || argv.some((a) => a.includes('\0')))
     throw new ShellConfigError('command arguments may not be empty (the program) or contain NUL bytes');
   return argv;
+}
+
+async function removeScratch(scratch: string): Promise<void> {
+  await fs.rm(scratch, { recursive: true, force: true }).catch(async () => {
+    // A command may leave directories without write permission; make them removable and retry.
+    await chmodTree(scratch);
+    await fs.rm(scratch, { recursive: true, force: true });
+  });
 }
 
 async function chmodTree(dir: string): Promise<void> {

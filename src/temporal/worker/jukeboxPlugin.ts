@@ -17,7 +17,7 @@ import type {
   WorkflowBundleOption,
 } from '@temporalio/worker';
 import type { ToolDefinition } from '../../agent/tools';
-import { BoothRuntime, type ShadowBoothConfig } from '../../booth/shadowBooth';
+import { BoothRuntime, type BoothStatus, type ShadowBoothConfig } from '../../booth/shadowBooth';
 import { JukeboxError } from '../../errors';
 import { endpointsFromEnv, type LlmEndpoints } from '../../llm';
 import { hashWorkflowBundle, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
@@ -155,6 +155,7 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
     }
     const booth = o.booth instanceof BoothRuntime ? o.booth : o.booth && new BoothRuntime(o.booth);
     const dataConverter = this.dataConverter(options.dataConverter, 'mark', recorder?.store);
+    if (booth) await logBoothStatus(await booth.start());
     const parts = jukeboxWorkerParts({
       endpoints,
       tools: o.tools ?? [],
@@ -219,4 +220,23 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
       plugins: options.plugins ?? [this],
     });
   }
+}
+
+/**
+ * What the booth found at start-up (it swept what dead workers' shell commands left), in the worker's log:
+ * which mechanism enforces each shell limit on this machine.
+ */
+async function logBoothStatus(status: BoothStatus): Promise<void> {
+  const { shell, swept } = status;
+  // Loaded here: the plugin also serves clients, which need not load the worker's runtime.
+  const { Runtime } = await import('@temporalio/worker');
+  Runtime.instance().logger.info('Shadow Booth ready', {
+    shellIsolation: shell.isolation,
+    shellLimits: shell.limits,
+    shellEnforcement: shell.enforcement,
+    seccomp: shell.seccomp.detail,
+    files: status.files,
+    sweptScratch: swept.scratch.length,
+    sweptGroups: swept.groups.length,
+  });
 }

@@ -13,6 +13,7 @@ import {
   filesOnlyUnder,
   noFileDeletes,
   runGates,
+  ShellLimitError,
   StagedBytesLimitError,
 } from '../../../src/booth';
 import { BoothRuntime, type ShadowBooth, type ShadowBoothConfig } from '../../../src/booth/shadowBooth';
@@ -268,15 +269,20 @@ describe("the run's staged bytes are limited", () => {
     expect(targets()).toEqual(before);
   });
 
-  it('a shell command writing 600 MiB stays under the default limit of 256 MiB', async () => {
+  it('a shell command writing 600 MiB: stopped at 256 MiB in one file, refused at staging in three', async () => {
     expect(DEFAULT_MAX_STAGED_BYTES).toBe(256 * 1024 * 1024);
     const before = targets();
     const booth = await runtime.open('wf', `run${++runs}`);
-    const err = await booth.shell
+    const one = await booth.shell
       .run('head -c 629145600 /dev/zero > big.bin', { timeoutMs: 120_000 })
       .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(StagedBytesLimitError);
-    expect(err).toMatchObject({ limit: DEFAULT_MAX_STAGED_BYTES, attempted: 629145600 });
+    expect(one).toBeInstanceOf(ShellLimitError);
+    expect(one).toMatchObject({ limit: 'fileSize', value: 256 * 1024 * 1024, mechanism: 'rlimit' });
+    const three = await booth.shell
+      .run('for i in 1 2 3; do head -c 209715200 /dev/zero > part$i.bin; done', { timeoutMs: 120_000 })
+      .catch((e: unknown) => e);
+    expect(three).toBeInstanceOf(StagedBytesLimitError);
+    expect(three).toMatchObject({ limit: DEFAULT_MAX_STAGED_BYTES, attempted: 629145600 });
     expect((await booth.changeSet()).files).toEqual([]);
     expect(targets()).toEqual(before);
     await booth.discard();
