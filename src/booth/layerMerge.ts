@@ -8,7 +8,6 @@
  * parallel steps share their flushes); a step never holds it while it waits for its SQL commit.
  */
 import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { withFileLock } from '../recorder/lock';
 import type { FaultHook } from './commit';
@@ -21,11 +20,11 @@ import {
   loadManifest,
   MANIFEST_FILE,
   MANIFEST_FORMAT,
-  MARKER_FILE,
   type Manifest,
   type StepRecord,
   saveManifest,
 } from './manifest';
+import { makeStagingArea } from './stagingFolder';
 import {
   decodeRecords,
   encodeRecord,
@@ -117,16 +116,7 @@ export async function writeMerged(
   record: StepRecord,
   o: MergeOptions,
 ): Promise<boolean> {
-  if (!o.stagingReady) {
-    await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
-    const marker = path.join(stagingDir, MARKER_FILE);
-    if ((await lstatOrNull(marker)) === null)
-      await atomicWrite(
-        marker,
-        'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
-        0o600,
-      );
-  }
+  if (!o.stagingReady) await makeStagingArea(stagingDir);
   if (o.before) await o.before();
   const fault = o.fault ?? (() => {});
   const file = path.join(stagingDir, STEP_LOG_FILE);

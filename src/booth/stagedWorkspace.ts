@@ -49,7 +49,14 @@ import {
 } from './manifest';
 import { isWithin, keyRel, MAX_PATH_BYTES, normalizeInput, type Rel, relKey, startsWith } from './paths';
 import { readReal, realLstat } from './realTree';
-import { canonicalStaging, DISCARDED_INFIX, findRetired, removeRetired } from './stagingFolder';
+import {
+  canonicalStaging,
+  DISCARDED_INFIX,
+  findRetired,
+  isMarkerTemp,
+  makeStagingArea,
+  removeRetired,
+} from './stagingFolder';
 import { MAX_INLINE_BYTES } from './stepLog';
 import { stampTree } from './treeStamp';
 
@@ -219,7 +226,8 @@ export class StagedWorkspace {
           `stagingDir ${stagingDir} exists and is not a directory; pick another path`,
         );
       const names = await fs.readdir(stagingDir);
-      if (names.length > 0 && !names.includes(MARKER_FILE))
+      // Another process may be making the area right now: its marker comes first (makeStagingArea).
+      if (names.some((n) => !isMarkerTemp(n)) && !names.includes(MARKER_FILE))
         throw new WorkspaceConfigError(
           `stagingDir ${stagingDir} is a non-empty directory that is not a staging area (no ${MARKER_FILE}); pick an empty or new path`,
         );
@@ -710,14 +718,7 @@ export class StagedWorkspace {
 
   private async ensureStaging(): Promise<void> {
     if (this.stagingReady) return;
-    await fs.mkdir(path.join(this.stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
-    const marker = path.join(this.stagingDir, MARKER_FILE);
-    if ((await lstatOrNull(marker)) === null)
-      await atomicWrite(
-        marker,
-        'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n',
-        0o600,
-      );
+    await makeStagingArea(this.stagingDir);
     this.stagingReady = true;
   }
 

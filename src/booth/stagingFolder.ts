@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir, isCode } from './durable';
+import { atomicWrite, fsyncDir, isCode, lstatOrNull } from './durable';
+import { BLOBS_DIR, MARKER_FILE } from './manifest';
 
 /** Between a staging folder's name and the random suffix of the folder discard() moves it to. */
 export const DISCARDED_INFIX = '.discarded-';
@@ -43,4 +44,21 @@ export async function canonicalStaging(p: string): Promise<string> {
       return p;
     }
   }
+}
+
+/**
+ * Makes the staging folder: the marker first, then `blobs/`, so a process opening the folder at the same moment
+ * never finds it non-empty without its marker (only, at most, the marker's own temp file: `isMarkerTemp`).
+ */
+export async function makeStagingArea(stagingDir: string): Promise<void> {
+  await fs.mkdir(stagingDir, { recursive: true, mode: 0o700 });
+  const marker = path.join(stagingDir, MARKER_FILE);
+  if ((await lstatOrNull(marker)) === null)
+    await atomicWrite(marker, 'staging area of a Jukebox StagedWorkspace; see docs/shadow-booth.md\n', 0o600);
+  await fs.mkdir(path.join(stagingDir, BLOBS_DIR), { recursive: true, mode: 0o700 });
+}
+
+/** The temp file the marker is written through (atomicWrite's `.<name>.<random>.tmp`). */
+export function isMarkerTemp(name: string): boolean {
+  return name.startsWith(`.${MARKER_FILE}.`) && name.endsWith('.tmp');
 }
