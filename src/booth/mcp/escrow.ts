@@ -145,6 +145,8 @@ export class McpEscrow {
   private readonly file: string;
   private readonly sentFile: string;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The last fold read or written, and the file it was read from (see `load`). */
+  private cached: { ino: number; size: number; mtimeMs: number; fold: EscrowFold } | null = null;
 
   /** Step mode: calls go to this step's pending file, and join the escrow in `mergePending`. */
   private readonly stepPending: { file: string; step: string } | null;
@@ -295,7 +297,8 @@ export class McpEscrow {
 
   /** The escrowed calls in commit order, for verifiers and reports. */
   async calls(): Promise<EscrowedCall[]> {
-    return (await this.load())?.calls ?? [];
+    // Copies: the fold is kept for the next call.
+    return structuredClone((await this.load())?.calls ?? []);
   }
 
   /**
@@ -458,13 +461,29 @@ export class McpEscrow {
     return result;
   }
 
-  private load(): Promise<EscrowFold | null> {
-    return readEscrowLog(this.file, new Set(this.connections.names()));
+  /**
+   * The escrow as the log says now. The fold of this instance's last read or append is reused while the file is
+   * the same one at the same length and time (it only grows), so a run of calls reads the log once, not once per
+   * call.
+   */
+  private async load(): Promise<EscrowFold | null> {
+    const st = await fs.stat(this.file).catch(() => null);
+    const c = this.cached;
+    if (st !== null && c !== null && c.ino === st.ino && c.size === st.size && c.mtimeMs === st.mtimeMs)
+      return c.fold;
+    const fold = await readEscrowLog(this.file, new Set(this.connections.names()));
+    this.cached =
+      st === null || fold === null ? null : { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, fold };
+    return fold;
   }
 
   private async append(escrow: EscrowFold | null, records: EscrowRecord[], id?: string): Promise<EscrowFold> {
     await fs.mkdir(this.stagingDir, { recursive: true });
-    return appendEscrowLog(this.file, escrow, records, true, id);
+    const fold = await appendEscrowLog(this.file, escrow, records, true, id);
+    const st = await fs.stat(this.file);
+    // Another writer's append in between leaves the file longer than this fold: the next load reads it.
+    this.cached = st.size === fold.size ? { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, fold } : null;
+    return fold;
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
