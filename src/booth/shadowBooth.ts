@@ -381,6 +381,9 @@ export class ShadowBooth {
   async completeStep(result: unknown, options: { flushTape?: boolean } = {}): Promise<boolean> {
     const step = this.step;
     if (step === null) return false;
+    // Its SQL transaction is gone: checkpointing the rest would count a step with statements missing.
+    const lost = this.sqlPart?.stepLost;
+    if (lost) throw lost;
     const files = this.files.workspace.layerDelta();
     const mcp = await this.mcp.pending();
     const sql = this.sqlPart?.inStep ?? false;

@@ -344,6 +344,41 @@ describe.each(['sqlite3', 'pg'] as const)('SQL escapes through the booth on %s',
     }
   });
 
+  it('inside a tool step, a stopped statement fails the step where SQLite rolled its transaction back', async () => {
+    const before = await w.realHash();
+    const run = `run-${++runs}`;
+    const opened = await w.runtime.openStep('wf', run, { id: 'step-1', attempt: 1 });
+    const booth = opened.booth;
+    try {
+      const sql = await booth.sql();
+      await sql.query('UPDATE accounts SET balance = 5 WHERE owner = ?', ['ann']);
+      const loop =
+        'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) AS c FROM n';
+      const err = (await sql.query(loop).catch((e: unknown) => e)) as SqlStatementTimeoutError;
+      expect(err).toBeInstanceOf(SqlStatementTimeoutError);
+      if (kind === 'sqlite3') {
+        // SQLite's interrupt may take the whole transaction with it: the step can stage nothing more.
+        expect(err.stepLost).toBe(true);
+        await expect(sql.query('SELECT 1 AS x')).rejects.toBe(err);
+        await expect(booth.completeStep('done')).rejects.toBe(err);
+      } else {
+        // PostgreSQL cancels the statement's savepoint only: the step's earlier statement stays staged.
+        expect(err.stepLost).toBe(false);
+        expect((await sql.query('SELECT balance FROM accounts WHERE owner = ?', ['ann'])).rows).toEqual([
+          { balance: 5 },
+        ]);
+        expect(await booth.completeStep('done')).toBe(true);
+      }
+      expect(await w.realHash()).toBe(before);
+    } finally {
+      await booth.close();
+    }
+    const rollback = await w.runtime.open('wf', run);
+    await rollback.discard();
+    await rollback.close();
+    expect(await w.realHash()).toBe(before);
+  });
+
   it('commit re-checks every logged statement: a log row planted from outside is refused, nothing applied', async () => {
     const before = await w.realHash();
     const run = `run-${++runs}`;

@@ -334,6 +334,11 @@ export class StagedSql {
     this.step = { id, trx: null, file: false };
   }
 
+  /** Why this step can stage nothing more (a statement timeout took its transaction), or null. */
+  get stepLost(): Error | null {
+    return this.step?.lost ?? null;
+  }
+
   /** True while a step's statements are staged and not yet completed or aborted. */
   get inStep(): boolean {
     return this.step?.trx != null;
