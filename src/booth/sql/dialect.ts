@@ -92,6 +92,11 @@ export interface Dialect {
    * the database says reaches past the shadow, and with `SqlStatementTimeoutError` what runs too long.
    */
   exec(db: Db, sql: string, bindings: unknown, write: boolean, options?: ExecOptions): Promise<ExecResult>;
+  /**
+   * Runs `fn` in a transaction on the real database that writes (commit, compensation), with the booth's
+   * bookkeeping table in place before it opens, so `lock` can be its first statement.
+   */
+  writeTransaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
   /** Makes other writers wait until this transaction ends (SQLite: the write lock; pg: table locks). */
   lock(trx: Knex.Transaction, tables: string[]): Promise<void>;
   image(trx: Knex.Transaction, table: string): Promise<Encoded>;

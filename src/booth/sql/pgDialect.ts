@@ -371,6 +371,8 @@ export function pgDialect(t: PgTarget): Dialect {
         rowsAffected: write ? Number(r.rowCount ?? 0) : 0,
       };
     },
+    // The bookkeeping table is created inside the transaction; pg's locks are taken by name (lock below).
+    writeTransaction: (fn) => real.transaction(fn),
     async lock(trx, tables) {
       const present: string[] = [];
       for (const name of tables) if (await dialect.hasTable(trx, name)) present.push(name);

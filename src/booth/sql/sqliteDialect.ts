@@ -77,6 +77,15 @@ type AfterCreate = (conn: SqliteConnection, done: (err: unknown, c: unknown) => 
 const withBusyTimeout: AfterCreate = (conn, done) =>
   conn.run('PRAGMA busy_timeout = 5000', [], (err) => done(err, conn));
 
+/**
+ * The real database is shared by every run of every worker: a commit waits for the ones ahead of it (each holds
+ * the write lock for milliseconds, but hundreds may queue) rather than failing after 5 s.
+ */
+export const REAL_BUSY_TIMEOUT_MS = 60_000;
+
+const withRealBusyTimeout: AfterCreate = (conn, done) =>
+  conn.run(`PRAGMA busy_timeout = ${REAL_BUSY_TIMEOUT_MS}`, [], (err) => done(err, conn));
+
 const withTracking: AfterCreate = (conn, done) => {
   installSqliteTracking(conn).then(
     () => done(null, conn),
@@ -104,6 +113,21 @@ function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout
   return knexFactory(config);
 }
 
+/** The write transactions queued on each real database file in this process (see writeTransaction). */
+const writersByFile = new Map<string, Promise<unknown>>();
+
+function oneWriterAtATime<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const previous = writersByFile.get(file) ?? Promise.resolve();
+  const next = previous.catch(() => {}).then(fn);
+  writersByFile.set(file, next);
+  void next
+    .catch(() => {})
+    .then(() => {
+      if (writersByFile.get(file) === next) writersByFile.delete(file);
+    });
+  return next;
+}
+
 /** A value as SQLite's quote() wrote it; anything else in a stored key or image means the record was tampered with. */
 const SQLITE_LITERAL = /^(NULL|[-+0-9.eE]+|'(?:[^']|'')*'|X'[0-9A-Fa-f]*')$/;
 
@@ -123,7 +147,7 @@ async function sqliteColumns(db: Db, table: string): Promise<string[]> {
 }
 
 export function sqliteDialect(filename: string): Dialect {
-  const real = sqliteKnex(filename);
+  const real = sqliteKnex(filename, withRealBusyTimeout);
   return {
     client: 'sqlite3',
     target: `sqlite3:${filename}`,
@@ -222,6 +246,20 @@ export function sqliteDialect(filename: string): Dialect {
         rowsAffected = Number(ch[0]?.n ?? 0);
       }
       return { rows: Array.isArray(rows) ? rows : [], rowsAffected };
+    },
+    /**
+     * One at a time per database file in this process. A connection waiting for SQLite's write lock sleeps in
+     * its busy handler on a thread of libuv's pool (4 threads); a few commits of one worker waiting for it
+     * would hold every thread, and the commit holding the lock could not run its next statement: every commit
+     * stalled until the waiters timed out. So this process's commits queue here, and at most one of them waits
+     * in SQLite, for other processes' writers. The bookkeeping table is made before the transaction opens, so
+     * the transaction's first statement is the lock (see lock).
+     */
+    writeTransaction(fn) {
+      return oneWriterAtATime(path.resolve(filename), async () => {
+        await real.raw(this.commitsDdl());
+        return real.transaction(fn);
+      });
     },
     async lock(trx) {
       // A write statement takes SQLite's RESERVED lock now, so no other writer can commit until we end.

@@ -563,7 +563,9 @@ export class StagedSql {
       if (id === null || !result.applied) return { commitId: id ?? '', tables: [], recovered: true };
       const real = this.dialect.real;
       try {
-        return await real.transaction(async (trx) => {
+        return await this.dialect.writeTransaction(async (trx) => {
+          // First, as in applyToReal: SQLite's lock needs no table names; pg's follows once the row names them.
+          await this.dialect.lock(trx, []);
           await trx.raw(this.dialect.commitsDdl());
           const rows = await this.commitRow(trx, id);
           if (rows === null)
@@ -664,9 +666,11 @@ export class StagedSql {
     const writes = log.filter((x) => x.kind === 'write');
     const known = new Set([...Object.keys(s.base), ...plan.touched]);
     try {
-      return await d.real.transaction(async (trx) => {
-        await trx.raw(d.commitsDdl());
+      return await d.writeTransaction(async (trx) => {
+        // First: SQLite waits out another writer (busy_timeout) only for a transaction's first lock; one that read
+        // first and then asks for the write lock while another commit holds it fails at once with SQLITE_BUSY.
         await d.lock(trx, plan.touched);
+        await trx.raw(d.commitsDdl());
         const done = await this.commitRow(trx, s.id);
         if (done !== null) return { ...(JSON.parse(done.result) as SqlCommitResult), recovered: true };
         const conflicts: string[] = [];
