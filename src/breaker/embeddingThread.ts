@@ -1,5 +1,30 @@
 import { Worker } from 'node:worker_threads';
+import { crossRealmError, JukeboxError } from '../errors';
 import { resolveOptional } from '../errors/optionalDependency';
+
+/**
+ * Embeddings one thread holds queued at most (its own plus waiting ones). Past that it is behind: each queued one
+ * is a few milliseconds of a core, and a step that waits for its embedding would wait for all of them.
+ */
+export const EMBEDDING_QUEUE_LIMIT = 32;
+
+/**
+ * The embedding thread already holds its limit of queued embeddings (it is behind the steps asking for them). The
+ * message is compared by its character 3-gram TF-IDF instead, as without a model, and the breaker lists it as
+ * degraded with this message.
+ */
+export class EmbeddingQueueFullError extends JukeboxError {
+  readonly limit: number;
+  constructor(limit: number) {
+    super(
+      'BREAKER_EMBEDDING_BEHIND',
+      `the embedding thread is behind (${limit} embeddings queued); this message was not embedded`,
+      { nonRetryable: false },
+    );
+    this.limit = limit;
+  }
+}
+crossRealmError('EmbeddingQueueFullError', EmbeddingQueueFullError);
 
 /**
  * The thread's own code, plain CommonJS so it runs the same under tsx, vitest or compiled JavaScript (a worker
@@ -75,12 +100,19 @@ export class EmbeddingThread {
   private nextId = 0;
   private failure: Error | undefined;
   readonly ready: Promise<void>;
+  /** Embeddings refused because the queue was full, since the thread started. */
+  refused = 0;
 
   /**
    * `niceness` (0-19) lowers the thread's scheduling priority: a thread for work nobody waits for yet gets a core
    * only when nothing else wants it.
    */
-  constructor(modelPath: string, sessionOptions: Record<string, unknown>, niceness = 0) {
+  constructor(
+    modelPath: string,
+    sessionOptions: Record<string, unknown>,
+    niceness = 0,
+    private readonly queueLimit = EMBEDDING_QUEUE_LIMIT,
+  ) {
     this.worker = new Worker(THREAD_SOURCE, {
       eval: true,
       workerData: {
@@ -130,15 +162,25 @@ export class EmbeddingThread {
     this.waiting.clear();
   }
 
+  /** Rejects with EmbeddingQueueFullError at once, queueing nothing, when `queueLimit` embeddings are queued. */
   async embed(ids: readonly number[]): Promise<number[]> {
     await this.ready;
     if (this.failure) throw this.failure;
+    if (this.waiting.size >= this.queueLimit) {
+      this.refused++;
+      throw new EmbeddingQueueFullError(this.queueLimit);
+    }
     const id = this.nextId++;
     return new Promise<number[]>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       this.worker.ref();
       this.worker.postMessage({ id, ids });
     });
+  }
+
+  /** Embeddings queued or running now. */
+  get queued(): number {
+    return this.waiting.size;
   }
 
   /** Stops the thread (tests, or a worker that is shutting down for good). */

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { crossRealmError, JukeboxError } from '../errors';
 import { OptionalDependencyMissingError } from '../errors/optionalDependency';
 import type { Embedder } from './embedder';
-import { EmbeddingThread } from './embeddingThread';
+import { EMBEDDING_QUEUE_LIMIT, EmbeddingThread } from './embeddingThread';
 import { type TokenizerJson, WordPieceTokenizer } from './wordPieceTokenizer';
 
 /** Where scripts/embedding-model.sh installs the model (`npm test` and `npm run bench` run it). */
@@ -61,12 +61,18 @@ const BACKGROUND_NICENESS = 19;
 export class LocalModelEmbedder implements Embedder {
   readonly name: string;
   private loading: Promise<Loaded> | undefined;
+  private loaded: Loaded | undefined;
   /** A second session on a low-priority thread for background embeddings, made on first use. */
   private background: EmbeddingThread | undefined;
 
+  /**
+   * `queueLimit`: embeddings each thread holds queued at most; past it embed() rejects at once with
+   * EmbeddingQueueFullError and the caller falls back to character 3-gram TF-IDF (docs/circuit-breaker.md).
+   */
   constructor(
     readonly modelDir: string = embeddingModelDir(),
     private readonly maxTokens = 256,
+    private readonly queueLimit = EMBEDDING_QUEUE_LIMIT,
   ) {
     this.name = `all-MiniLM-L6-v2 (local ONNX, ${modelDir})`;
   }
@@ -91,7 +97,7 @@ export class LocalModelEmbedder implements Embedder {
       }
       let thread: EmbeddingThread;
       try {
-        thread = new EmbeddingThread(onnx, SESSION_OPTIONS);
+        thread = new EmbeddingThread(onnx, SESSION_OPTIONS, 0, this.queueLimit);
         await thread.ready;
       } catch (err) {
         if (err instanceof OptionalDependencyMissingError)
@@ -102,7 +108,8 @@ export class LocalModelEmbedder implements Embedder {
           err,
         );
       }
-      return { thread, tokenizer, onnx };
+      this.loaded = { thread, tokenizer, onnx };
+      return this.loaded;
     })();
     return this.loading;
   }
@@ -111,8 +118,13 @@ export class LocalModelEmbedder implements Embedder {
     const { thread, tokenizer, onnx } = await this.load();
     const ids = tokenizer.encode(text, this.maxTokens);
     if (!options?.background) return thread.embed(ids);
-    this.background ??= new EmbeddingThread(onnx, SESSION_OPTIONS, BACKGROUND_NICENESS);
+    this.background ??= new EmbeddingThread(onnx, SESSION_OPTIONS, BACKGROUND_NICENESS, this.queueLimit);
     return this.background.embed(ids);
+  }
+
+  /** Embeddings refused since the model loaded because a thread's queue was full (both threads). */
+  get refused(): number {
+    return (this.loaded?.thread.refused ?? 0) + (this.background?.refused ?? 0);
   }
 
   /** Stops the model's thread; a later embed() fails. Workers never need this (the thread does not hold the process). */
