@@ -93,6 +93,7 @@ export {
   type GateVerdict,
   mcpToolsAllowed,
   noFileDeletes,
+  noSetIdModes,
   requirePassed,
   runGates,
 } from './verifiers';

@@ -145,6 +145,27 @@ export function noFileDeletes(): Gate {
   };
 }
 
+/**
+ * No mode the booth refused: a change that asked for setuid, setgid or sticky bits (stripped at staging) fails
+ * the commit instead of committing without them.
+ */
+export function noSetIdModes(): Gate {
+  return ({ files }) => {
+    const asked = files.filter((c) => c.modeRefused !== undefined);
+    return asked.length
+      ? {
+          ok: false,
+          reason: `asked for set-id or sticky modes: ${asked
+            .map(
+              (c) =>
+                `${printable(c.path)} ${c.modeRefused!.requested.toString(8)} (${c.modeRefused!.bits.join(', ')})`,
+            )
+            .join(', ')}`,
+        }
+      : { ok: true, reason: 'no set-id or sticky modes asked for' };
+  };
+}
+
 /** Escrowed MCP calls may only use these `server/tool` names. */
 export function mcpToolsAllowed(allowed: string[]): Gate {
   return ({ mcp }) => {

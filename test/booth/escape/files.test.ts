@@ -12,6 +12,7 @@ import {
   DEFAULT_MAX_STAGED_BYTES,
   filesOnlyUnder,
   noFileDeletes,
+  noSetIdModes,
   runGates,
   ShellLimitError,
   StagedBytesLimitError,
@@ -172,6 +173,13 @@ describe('setuid, setgid and sticky bits are stripped at staging and shown as a 
     expect(files.find((c) => c.path === 'shared')!).toMatchObject({
       after: { type: 'dir', mode: 0o777 },
       modeRefused: { requested: 0o1777, bits: ['sticky'] },
+    });
+    const [verdict] = await runGates(['no-set-id'], { 'no-set-id': noSetIdModes() }, await booth.changeSet());
+    expect(verdict).toEqual({
+      gate: 'no-set-id',
+      ok: false,
+      reason:
+        'asked for set-id or sticky modes: run.sh 6755 (setuid, setgid), shared 1777 (sticky), tool 4755 (setuid)',
     });
     expect(targets()).toEqual(before);
     await booth.discard();
