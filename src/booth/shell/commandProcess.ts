@@ -21,7 +21,9 @@ import type { LimitPlan } from './limits';
 /** The limit a command passed, as ShellLimitError names it. */
 export type PassedLimit = 'cpu' | 'memory' | 'processes' | 'output' | 'fileSize';
 
-export interface CommandOutcome {
+/** How a command ended and what it printed, as a ShellResult reports it. */
+export interface CommandOutput {
+  /** null when the command was killed by a signal. */
   exitCode: number | null;
   signal: string | null;
   stdout: string;
@@ -29,6 +31,9 @@ export interface CommandOutcome {
   stdoutTruncated: boolean;
   stderrTruncated: boolean;
   timedOut: boolean;
+}
+
+export interface CommandOutcome extends CommandOutput {
   /** The limit whose passing ended the command, or null. */
   limit: PassedLimit | null;
   /** The prelude could not start the command (its stderr says why). */

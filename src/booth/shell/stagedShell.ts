@@ -11,7 +11,7 @@ import { currentActivityTape } from '../../recorder/activityTape';
 import { StagedBytesLimitError, WorkspaceFsError } from '../errors';
 import type { StagedWorkspace } from '../stagedWorkspace';
 import { probeCgroups, sweepGroups } from './cgroups';
-import { runCommand } from './commandProcess';
+import { type CommandOutput, runCommand } from './commandProcess';
 import {
   ShellChangesRefusedError,
   ShellConfigError,
@@ -83,17 +83,9 @@ export interface ShellRunOptions {
   signal?: AbortSignal;
 }
 
-export interface ShellResult {
+export interface ShellResult extends CommandOutput {
   argv: string[];
   cwd: string;
-  /** null when the command was killed by a signal. */
-  exitCode: number | null;
-  signal: string | null;
-  stdout: string;
-  stderr: string;
-  stdoutTruncated: boolean;
-  stderrTruncated: boolean;
-  timedOut: boolean;
   /** What the command changed, now staged in the workspace (empty after a timeout). */
   changes: ShellChange[];
   /** Entries the command created that the booth cannot stage (symlinks, FIFOs); they are dropped. */
