@@ -92,5 +92,12 @@ describe('names with control and bidi characters, as jbx show and the viewer pri
     ]);
     expect(detail.effects[1]!.diff?.path).toBe('"invoice\\u202etxt.exe"');
     expect(row.preview).not.toContain('\u202E');
+    // The side-by-side comparison of two runs lists each step's effects, one line each.
+    const compared = library.diff(id, id).rows.flatMap((r) => r.a?.effects ?? []);
+    expect(compared).toEqual([
+      'fs write "a.txt\\n    9  step   1     +0.001s  fs.mutation       {\\"op\\":\\"rm\\",\\"path\\":\\"ledger.csv\\"}"',
+      'fs write "invoice\\u202etxt.exe"',
+      'fs rename "report\\r\\u001b[2Kclean.txt"',
+    ]);
   });
 });

@@ -1,9 +1,10 @@
 /** The human view of a replay audit: one summary line, then expected vs actual side by side on divergence. */
+import { oneLine, printableJson } from '../../errors';
 import type { ReplayReport } from '../../timetravel/replay';
 
 function cell(v: unknown): string {
   if (v === undefined) return '(absent)';
-  return typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
+  return printableJson(v);
 }
 
 function clip(s: string, w: number): string {
@@ -39,7 +40,7 @@ export function renderReplayReport(r: ReplayReport, agentModule: string, columns
   const act = (d.actual ?? {}) as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(exp), ...Object.keys(act)])];
   for (const k of keys)
-    lines.push(`  ${clip(k, fieldW)}  ${clip(cell(exp[k]), valueW)}  ${clip(cell(act[k]), valueW)}`);
-  if (!keys.length) lines.push(`  ${d.fields.join('; ')}`);
+    lines.push(`  ${clip(oneLine(k), fieldW)}  ${clip(cell(exp[k]), valueW)}  ${clip(cell(act[k]), valueW)}`);
+  if (!keys.length) lines.push(`  ${d.fields.map(oneLine).join('; ')}`);
   return lines.join('\n');
 }

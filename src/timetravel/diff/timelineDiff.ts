@@ -3,6 +3,7 @@
  * required; same tool, arguments, model or prompt add weight), so an inserted or removed step shifts the
  * alignment instead of making every later pair differ, as a plain index-by-index comparison would.
  */
+import { printable } from '../../errors';
 import { differences } from '../replay/compare';
 import type { Timeline, TimelineStep } from '../replay/timeline';
 
@@ -65,7 +66,7 @@ function text(v: unknown, max = 400): string {
 
 function effectLine(e: { kind: string; payload: Record<string, unknown> }): string {
   const p = e.payload;
-  if (e.kind === 'fs.mutation') return `fs ${p.op} ${p.path}`;
+  if (e.kind === 'fs.mutation') return `fs ${p.op} ${printable(String(p.path))}`;
   if (e.kind === 'sql.mutation') return `sql ${text(p.statement, 120)} (${p.rowsAffected ?? '?'} rows)`;
   if (e.kind === 'shell.exec') return `shell ${text(p.argv, 120)} → ${p.exitCode}`;
   if (e.kind === 'mcp.call') return `mcp ${p.server} ${p.method}`;
