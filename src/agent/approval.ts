@@ -41,6 +41,8 @@ export interface ApprovalRequest {
     | { server: string; tool: string; args: Record<string, unknown> };
   requestedAtMs: number;
   deadlineMs: number;
+  /** The timeout as the asker gave it (`'24h'`), for messages. */
+  timeout: string;
   onTimeout: 'rollback' | 'refuse';
   deciders?: string[];
   /** What the run has staged while it waits (files, SQL statements, MCP calls). */
@@ -84,6 +86,16 @@ export type ApprovalOutcome =
   | ({ outcome: 'approved' } & ApprovalDecision)
   | ({ outcome: 'rejected' } & ApprovalDecision)
   | { outcome: 'timedOut'; approvalId: string; atMs: number; onTimeout: 'rollback' | 'refuse' };
+
+/** What waits, in words: `the call of tool X`, `the MCP call S/T`, `the commit`. */
+export function approvalSubjectText(
+  kind: ApprovalKind,
+  subject: ApprovalRequest['subject'] | undefined,
+): string {
+  const s = (subject ?? {}) as { server?: string; tool?: string };
+  if (kind === 'commit') return 'the commit';
+  return kind === 'mcp' ? `the MCP call ${s.server}/${s.tool}` : `the call of tool ${s.tool}`;
+}
 
 /** A person rejected the tool or MCP call: it did not run, and what the run had staged was rolled back. */
 export class ApprovalRejectedError extends JukeboxError {

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
-import type { ApprovalOutcome, ApprovalRequest } from '../../agent/approval';
+import type { ApprovalKind, ApprovalOutcome, ApprovalRequest } from '../../agent/approval';
 import type { StagedSummary } from '../../agent/commit';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import type { Change } from '../../booth/stagedWorkspace';
@@ -20,7 +20,12 @@ export interface ApprovalRequestedInput {
 
 export interface ApprovalDecidedInput {
   step: number;
+  kind: ApprovalKind;
+  /** What was asked about (ApprovalRequest.subject), so the decision frame reads alone. */
+  subject: ApprovalRequest['subject'];
   outcome: ApprovalOutcome;
+  /** A fork's: the decision of its parent run, taken over without asking (src/timetravel/fork). */
+  inheritedFrom?: string;
 }
 
 /** The span event name of a decision (and of a timeout) on the step's span; docs/telemetry.md. */
@@ -74,12 +79,18 @@ export function createApprovalActivities(booth: BoothRuntime | undefined) {
     /** Records who decided, when and why (or that nobody did in time), on the tape and the step's span. */
     async approvalDecided(input: ApprovalDecidedInput): Promise<void> {
       const o = input.outcome;
+      const common = {
+        id: o.approvalId,
+        kind: input.kind,
+        subject: input.subject,
+        ...(input.inheritedFrom !== undefined ? { inheritedFrom: input.inheritedFrom } : {}),
+      };
       const payload =
         o.outcome === 'timedOut'
-          ? { event: 'timeout', id: o.approvalId, atMs: o.atMs, onTimeout: o.onTimeout }
+          ? { event: 'timeout', ...common, atMs: o.atMs, onTimeout: o.onTimeout }
           : {
               event: 'decision',
-              id: o.approvalId,
+              ...common,
               verdict: o.verdict,
               by: o.by,
               atMs: o.atMs,

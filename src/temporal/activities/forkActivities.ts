@@ -11,6 +11,7 @@ import { answerInheritedLlmStep, answerInheritedToolStep } from '../../timetrave
 import type {
   ForkRunOptions,
   InheritedAnswer,
+  InheritedApproval,
   InheritedObservation,
   InheritedStep,
 } from '../../timetravel/fork/lineage';
@@ -61,9 +62,12 @@ async function restoreIntoBooth(
 
 export function createForkActivities(recorder: TapeRecorder | undefined, booth?: BoothRuntime) {
   return {
-    async beginFork(
-      input: BeginForkInput,
-    ): Promise<{ observations: InheritedObservation[]; steps: InheritedAnswer[]; tape: string | null }> {
+    async beginFork(input: BeginForkInput): Promise<{
+      observations: InheritedObservation[];
+      steps: InheritedAnswer[];
+      tape: string | null;
+      approvals: InheritedApproval[];
+    }> {
       const { fork } = input;
       const parent = parentTimeline(fork.parentTape, fork.parentTapeHash, fork.forkStep);
       // The world as it was at the fork frame, before any step of the fork runs (src/timetravel/fork/worldRestore.ts).
@@ -71,7 +75,13 @@ export function createForkActivities(recorder: TapeRecorder | undefined, booth?:
       const observations = parent.observations
         .filter((o) => o.step < fork.forkStep)
         .map((o) => ({ kind: o.kind, value: o.value }));
-      if (!recorder) return { observations, steps: [], tape: null };
+      // The parent's decisions before the fork step stand: the fork does not ask again (later ones it asks).
+      const approvals: InheritedApproval[] = parent.approvals.flatMap((a) =>
+        a.step < fork.forkStep && a.outcome
+          ? [{ id: a.id, step: a.step, kind: a.kind, outcome: a.outcome }]
+          : [],
+      );
+      if (!recorder) return { observations, steps: [], tape: null, approvals };
       const run = recorder.runOf(Context.current().info);
       const file = recorder.store.pathFor(run.workflowId, run.runId);
       // Through the store, so the header lands where every worker of the run appends (a folder, or segment 0
@@ -90,7 +100,7 @@ export function createForkActivities(recorder: TapeRecorder | undefined, booth?:
         },
       });
       const steps = await recordInherited(recorder, parent, fork);
-      return { observations, steps, tape: file };
+      return { observations, steps, tape: file, approvals };
     },
   };
 }

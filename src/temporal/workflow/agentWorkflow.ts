@@ -191,6 +191,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
 
     // Where gates, tools and MCP calls wait for a person (its update, signal and query handlers issue no commands).
     const desk = new ApprovalDesk(info.taskQueue);
+    if (o.fork) desk.inherit(lineage.approval, o.fork.parentTapeId);
     const booth = boothSaga(o, desk);
     // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool that ran
     // with the booth may have staged, and a fork starts from the parent's restored staging.

@@ -30,6 +30,7 @@ import {
   resolveApprovalOptions,
 } from '../../agent/approval';
 import type { StagedSummary } from '../../agent/commit';
+import type { InheritedApproval } from '../../timetravel/fork/lineage';
 import type { ApprovalActivities } from '../activities/approvalActivities';
 import {
   APPROVAL_LAST_MEMO,
@@ -78,6 +79,9 @@ export class ApprovalDesk {
   private readonly refused: ApprovalState['refused'] = [];
   private readonly asked = new Map<number, number>();
   private readonly activities: ApprovalActivities;
+
+  /** A fork's parent decisions before the fork step (forkedRun.approval), and the parent tape's id. */
+  private inherited: { lookup: (id: string) => InheritedApproval | undefined; from: string } | null = null;
 
   constructor(private readonly taskQueue: string) {
     this.activities = proxyActivities<ApprovalActivities>({
@@ -179,6 +183,16 @@ export class ApprovalDesk {
     return receipt;
   }
 
+  /** A fork takes over its parent's decisions on the approvals asked before its fork step. */
+  inherit(lookup: (id: string) => InheritedApproval | undefined, from: string): void {
+    this.inherited = { lookup, from };
+  }
+
+  /** The kind of the decision the next ask at `step` would take over from a fork's parent, if any. */
+  inheritedKind(step: number): InheritedApproval['kind'] | undefined {
+    return this.inherited?.lookup(`s${step}-${(this.asked.get(step) ?? 0) + 1}`)?.kind;
+  }
+
   /**
    * Asks and waits. The request is on the tape and in the memo before any decision can be taken; the outcome
    * (a decision, or the deadline passing) is on the tape before this returns.
@@ -193,15 +207,30 @@ export class ApprovalDesk {
     const o = resolveApprovalOptions(options);
     const n = (this.asked.get(step) ?? 0) + 1;
     this.asked.set(step, n);
+    const id = `s${step}-${n}`;
+    const taken = this.inherited?.lookup(id);
+    if (taken && this.inherited) {
+      // Decided in the parent run before the fork step: recorded on the fork's tape, not asked again.
+      this.outcomes.push(taken.outcome);
+      await this.activities.approvalDecided({
+        step,
+        kind,
+        subject,
+        outcome: taken.outcome,
+        inheritedFrom: this.inherited.from,
+      });
+      return taken.outcome;
+    }
     const requestedAtMs = Date.now();
     const request: ApprovalRequest = {
-      id: `s${step}-${n}`,
+      id,
       step,
       kind,
       reason,
       subject,
       requestedAtMs,
       deadlineMs: requestedAtMs + o.timeoutMs,
+      timeout: o.timeout,
       onTimeout: o.onTimeout,
       ...(o.deciders ? { deciders: o.deciders } : {}),
     };
@@ -224,7 +253,7 @@ export class ApprovalDesk {
           ? outcome
           : { outcome: outcome.outcome, approvalId: outcome.approvalId, by: outcome.by, atMs: outcome.atMs },
     });
-    await this.activities.approvalDecided({ step, outcome });
+    await this.activities.approvalDecided({ step, kind, subject, outcome });
     return outcome;
   }
 }

@@ -7,6 +7,7 @@ import type { LlmRequest } from '../../llm/types';
 import type {
   ForkRunOptions,
   InheritedAnswer,
+  InheritedApproval,
   InheritedObservation,
   InheritedStep,
 } from '../../timetravel/fork/lineage';
@@ -26,6 +27,10 @@ export interface ForkedRun {
    * parent's did; undefined means: run the step activity.
    */
   answer(step: number, form: unknown): unknown;
+  /** The parent's decision on approval `id` (asked before the fork step), taken over without asking. */
+  approval(id: string): InheritedApproval | undefined;
+  /** The parent tape's id, for the record of a decision taken over. */
+  readonly parentTapeId?: string;
 }
 
 export async function forkedRun(
@@ -45,8 +50,11 @@ export async function forkedRun(
       stepInput: () => first(),
       observe: () => undefined,
       answer: () => undefined,
+      approval: () => undefined,
     };
-  const { observations, steps } = await activities.beginFork({ step: fork.forkStep, fork });
+  const { observations, steps, approvals } = await activities.beginFork({ step: fork.forkStep, fork });
+  // Histories recorded before approvals existed return none.
+  const decided = new Map<string, InheritedApproval>((approvals ?? []).map((a) => [a.id, a]));
   const answers = new Map<number, InheritedAnswer>(steps.map((a) => [a.step, a]));
   const queue: InheritedObservation[] = [...observations];
   const inherit: InheritedStep = {
@@ -61,6 +69,8 @@ export async function forkedRun(
       if (step >= fork.forkStep || queue[0]?.kind !== kind) return undefined;
       return queue.shift()!.value;
     },
+    approval: (id) => decided.get(id),
+    parentTapeId: fork.parentTapeId,
     answer(step, form) {
       const a = answers.get(step);
       if (!a || a.digest !== digest(form)) return undefined;

@@ -11,6 +11,7 @@ import {
   ApprovalRejectedError,
   type ApprovalRequest,
   ApprovalTimedOutError,
+  approvalSubjectText,
   resolveApprovalOptions,
 } from '../../agent/approval';
 import type { ToolApproval } from '../../agent/context';
@@ -40,11 +41,6 @@ export interface ToolApprovalDeps {
   barrier(): void;
 }
 
-function describe(kind: ApprovalKind, subject: ApprovalRequest['subject']): string {
-  const s = subject as { server?: string; tool?: string };
-  return kind === 'mcp' ? `the MCP call ${s.server}/${s.tool}` : `the call of tool ${s.tool}`;
-}
-
 async function decide(
   deps: ToolApprovalDeps,
   step: number,
@@ -56,7 +52,7 @@ async function decide(
   deps.barrier();
   const outcome = await deps.desk.ask(step, kind, reason, subject, options);
   if (outcome.outcome === 'approved') return outcome;
-  const what = describe(kind, subject);
+  const what = approvalSubjectText(kind, subject);
   if (outcome.outcome === 'rejected') {
     await deps.rollback(step, `${what} was rejected by ${outcome.by}: ${outcome.note ?? ''}`.trim());
     throw new ApprovalRejectedError(what, outcome);
@@ -81,7 +77,9 @@ export async function approvedToolCall(
   let runArgs = args;
   const approvals: ToolStepApprovals = {};
   const options = ask === true ? undefined : ask;
-  if (ask) {
+  // A fork re-running a step its parent asked about before the fork step takes the parent's decision over, edited
+  // arguments included, even when the asking came from the tool's definition (the step would otherwise ask).
+  if (ask || deps.desk.inheritedKind(step) === 'tool') {
     const o = await decide(
       deps,
       step,

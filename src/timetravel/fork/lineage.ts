@@ -2,6 +2,7 @@
  * A fork's link to its parent, as it travels in the fork workflow's run options and into the step activities.
  * Types only: the workflow bundle imports them.
  */
+import type { ApprovalKind, ApprovalOutcome } from '../../agent/approval';
 import type { ForkOverrides, OverrideLayer } from './overrides';
 
 export interface ForkRunOptions {
@@ -44,4 +45,12 @@ export interface InheritedAnswer {
   digest: string;
   /** The LlmResponse, or the tool's output. */
   value: unknown;
+}
+
+/** A decision of the parent run before the fork step: the fork takes it over instead of asking again. */
+export interface InheritedApproval {
+  id: string;
+  step: number;
+  kind: ApprovalKind;
+  outcome: ApprovalOutcome;
 }

@@ -80,6 +80,10 @@ export function boothRequestDivergence(b: BoothStep, actual: Record<string, unkn
 
 /** The verdicts the recording got, or null when the verify step itself failed (no change set was judged). */
 function recordedVerdicts(b: BoothStep): GateVerdict[] | null {
+  // As the gates answered, before a person's approval turned an ask into a pass.
+  const verify = b.activities.find((x) => x.activityType === 'boothVerify');
+  const judged = (verify?.result as { verdicts?: GateVerdict[] } | undefined)?.verdicts;
+  if (verify?.status === 'completed' && judged) return judged;
   const a = b.answer;
   if (a.type === 'committed') return a.report.verdicts;
   if (a.type === 'rolled-back' && !(a.part === 'verify' && a.error)) return a.verdicts;

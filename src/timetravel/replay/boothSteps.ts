@@ -143,6 +143,15 @@ function commitAnswer(acts: RecordedActivity[]): BoothAnswer {
     const decided = acts.find((a) => a.activityType === 'approvalDecided');
     approval = (decided?.input as { outcome?: ApprovalOutcome } | undefined)?.outcome;
     if (!approval) return { type: 'unfinished' };
+    if (approval.outcome === 'timedOut' && approval.onTimeout === 'refuse') {
+      // The asking verdicts turned refusals, saying how long nobody decided (as boothSaga words them).
+      const asked = acts.find((a) => a.activityType === 'approvalRequested');
+      const waited = (asked?.input as { request?: { timeout?: string } } | undefined)?.request?.timeout;
+      if (waited !== undefined)
+        verdicts = verdicts.map((v) =>
+          v.needsApproval ? { ...v, reason: `${v.reason}; nobody approved it within ${waited}` } : v,
+        );
+    }
     if (approval.outcome !== 'approved') {
       const stopped = rolledBack(
         approval.outcome === 'timedOut' && approval.onTimeout === 'refuse' ? 'verify' : 'approval',

@@ -5,11 +5,13 @@
  * `ctx.random` / `ctx.now` are the recorded readings in order. No network, no Temporal, no API cost.
  */
 
+import { ApprovalRejectedError, ApprovalTimedOutError, approvalSubjectText } from '../../agent/approval';
 import { gateNames } from '../../agent/commit';
 import type { AgentContext } from '../../agent/context';
 import type { Gate } from '../../booth/verifiers';
 import { applyLayers, type OverrideLayer } from '../fork/overrides';
 import { llmRequestForm } from '../fork/requestDigest';
+import type { RecordedApproval } from './approvals';
 import { answerBoothStep, boothRequestDivergence, verdictDivergence } from './boothReplay';
 import type { BoothStep } from './boothSteps';
 import { asRecorded, differences, pick, sameValue } from './compare';
@@ -72,6 +74,9 @@ export function createOfflineContext(
   timeline: Timeline,
   options: OfflineReplayOptions = {},
 ): { ctx: AgentContext; state: OfflineReplayState } {
+  const approvalsAt = new Map<number, RecordedApproval[]>();
+  for (const a of timeline.approvals)
+    if (a.kind !== 'commit') approvalsAt.set(a.step, [...(approvalsAt.get(a.step) ?? []), a]);
   const byStep = new Map<number, Recorded>();
   for (const s of timeline.steps) byStep.set(s.step, { kind: s.kind, s });
   for (const s of timeline.booth) byStep.set(s.step, { kind: s.kind, s });
@@ -140,6 +145,51 @@ export function createOfflineContext(
     return o.value;
   };
 
+  /**
+   * The step's tool and MCP approvals, as the person decided them: an approval lets the call go on (with the
+   * arguments they edited), a rejection or a timeout throws what the agent caught live.
+   */
+  const answerToolApprovals = (
+    step: number,
+    name: string,
+    args: Record<string, unknown>,
+  ): Record<string, unknown> => {
+    let sent = args;
+    for (const a of approvalsAt.get(step) ?? []) {
+      const asked = (a.subject as { args?: unknown } | undefined)?.args;
+      if (a.kind === 'tool' && asked !== undefined) {
+        const { fields, actual } = divergingFields(
+          { toolName: name, args: asked },
+          { toolName: name, args: sent },
+        );
+        if (fields.length)
+          diverge({
+            step,
+            frame: a.requestFrame ?? a.decisionFrame ?? endFrame,
+            kind: 'approval.request',
+            fields,
+            expected: pick({ args: asked }, fields),
+            actual: pick(actual, fields),
+          });
+      }
+      const o = a.outcome;
+      if (!o)
+        throw new ReplayedStepError(step, {
+          name: 'Error',
+          message: `the tape ends while step ${step} waits for approval ${a.id}`,
+        });
+      const what = approvalSubjectText(a.kind, a.subject);
+      if (o.outcome === 'approved') {
+        if (a.kind === 'tool' && o.args) sent = plainClone(o.args);
+        continue;
+      }
+      state.replayed++;
+      if (o.outcome === 'rejected') throw new ApprovalRejectedError(what, plainClone(o));
+      throw new ApprovalTimedOutError(what, String(a.request?.timeout ?? ''), o.onTimeout);
+    }
+    return sent;
+  };
+
   const ctx: AgentContext = {
     get steps() {
       return started;
@@ -172,6 +222,7 @@ export function createOfflineContext(
     },
     async tool<T>(name: string, args: Record<string, unknown>) {
       const step = nextStep();
+      args = answerToolApprovals(step, name, args);
       const s = next('tool', step, { toolName: name, args });
       const expected = { toolName: s.toolName, args: s.args };
       const { fields, actual } = divergingFields(expected, { toolName: name, args });

@@ -77,6 +77,8 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
     report.replayedOutcome = 'failed';
     report.error = err instanceof Error ? err.message : String(err);
   }
+  // A divergence the agent's code caught (an agent that catches every typed error) is still the first one.
+  if (state.divergence && !report.divergence) report.divergence = state.divergence;
   report.replayed = state.replayed;
   report.gatesChecked = state.gatesChecked;
   report.stagingChecked = state.stagingChecked;

@@ -13,6 +13,7 @@ import {
   type Tape,
   type TapeFrame,
 } from '../../recorder/tape';
+import { ApprovalReader, approvalRollbackSteps, type RecordedApproval } from './approvals';
 import {
   type BoothStep,
   boothStepOf,
@@ -87,6 +88,8 @@ export interface Timeline {
   steps: TimelineStep[];
   /** The Shadow Booth's steps: each `ctx.commit` and `ctx.rollback`, with what the agent got from it. */
   booth: BoothStep[];
+  /** Every approval asked (a gate, a tool call, an MCP call waiting for a person) and how it ended, by step. */
+  approvals: RecordedApproval[];
   /**
    * Step numbers the workflow took for itself, not for an agent call (a circuit-breaker trip records itself as
    * a step): a replay of the agent skips them as the workflow did.
@@ -149,6 +152,7 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
   const observations: TimelineObservation[] = [];
   let outcome: Timeline['outcome'] = null;
   let agentInput: Timeline['input'] = { present: false, value: undefined };
+  const approvalReader = new ApprovalReader();
 
   for (const f of tape.frames) {
     if (f.kind === 'seal') continue;
@@ -161,6 +165,10 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
     if (f.kind === 'random' || f.kind === 'clock') {
       const value = f.kind === 'random' ? (p.values as number[])[0]! : (p.nowMs as number);
       observations.push({ seq: p.seq as number, kind: f.kind, value, step: f.step, frame: f.index });
+      continue;
+    }
+    if (f.kind === 'approval') {
+      approvalReader.add(f);
       continue;
     }
     if (f.kind === 'outcome') {
@@ -219,8 +227,9 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
       return s;
     });
   observations.sort((x, y) => x.seq - y.seq);
-  const { booth, workflowSteps } = otherSteps(tape, others, firstOfStep, lastOfStep, outcome);
-  return { file, tape, steps, booth, workflowSteps, observations, input: agentInput, outcome };
+  const approvals = approvalReader.list();
+  const { booth, workflowSteps } = otherSteps(tape, others, firstOfStep, lastOfStep, outcome, approvals);
+  return { file, tape, steps, booth, approvals, workflowSteps, observations, input: agentInput, outcome };
 }
 
 /** The final attempt of each activity among `attempts`, as a RecordedActivity, by step. */
@@ -268,14 +277,18 @@ function otherSteps(
   firstOfStep: Map<number, number>,
   lastOfStep: Map<number, number>,
   outcome: Timeline['outcome'],
+  approvals: RecordedApproval[],
 ): { booth: BoothStep[]; workflowSteps: number[] } {
   const booth: BoothStep[] = [];
   const workflowSteps: number[] = [];
+  // A rejected tool or MCP call's rollback belongs to its tool step, not to an agent's ctx.rollback.
+  const rolledBackByApproval = approvalRollbackSteps(approvals);
   for (const [step, acts] of [...recordedActivities(tape, attempts)].sort((x, y) => x[0] - y[0])) {
     if (acts.some((a) => WORKFLOW_STEP_ACTIVITIES.has(a.activityType))) {
       workflowSteps.push(step);
       continue;
     }
+    if (rolledBackByApproval.has(step) && !acts.some((a) => a.activityType === 'boothVerify')) continue;
     const b = boothStepOf(
       step,
       acts,

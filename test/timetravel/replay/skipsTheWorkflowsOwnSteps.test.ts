@@ -37,6 +37,7 @@ function trippedTimeline(): Timeline {
     tape: { header: { workflowId: 'w', runId: 'r', workflowType: 'a', meta: {} }, frames: [] } as never,
     steps: [step(0, 'llm'), step(2, 'tool')],
     booth: [],
+    approvals: [],
     workflowSteps: [1],
     observations: [],
     input: { present: true, value: {} },

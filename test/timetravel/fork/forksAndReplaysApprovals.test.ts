@@ -1,0 +1,225 @@
+/**
+ * A person's decisions in time travel: offline replay answers each wait from the tape (an approved or rejected
+ * gate, a tool call approved with edited arguments, an MCP call rejected), with no network; a fork after the
+ * approval step takes the parent's decision over without asking, a fork at or before it asks again.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AccountingInput,
+  type AccountingOutput,
+  accountingAgent,
+} from '../../../examples/accounting/agent';
+import { ACCOUNTING_SCRIPT, accountingBooth, prepareAccountingDemo } from '../../../examples/accounting/demo';
+import { gates } from '../../../examples/accounting/gates';
+import { accountingTools } from '../../../examples/accounting/tools';
+import type { AgentDefinition } from '../../../src/agent';
+import { BoothRuntime } from '../../../src/booth/shadowBooth';
+import { localEndpoints } from '../../../src/llm';
+import { tapeFileName } from '../../../src/recorder';
+import { readTape } from '../../../src/recorder/tape';
+import {
+  approve,
+  pendingApproval,
+  reject,
+  startAgent,
+  startFork,
+  waitForApproval,
+} from '../../../src/temporal';
+import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
+import { readTimeline, replayTape } from '../../../src/timetravel/replay';
+import { connectTestWorker } from '../../support/temporal';
+import {
+  type ApprovalScenario,
+  type ApprovalScenarioResult,
+  approvalTools,
+} from '../../temporal/workflow/fixtures/approvalWorkflows';
+import { boothTools } from '../../temporal/workflow/fixtures/boothTools';
+import { createEraseServer } from '../../temporal/workflow/fixtures/eraseServer';
+
+const WORKFLOWS = path.join(__dirname, 'fixtures/approvalForkWorkflows.ts');
+const ASKED_REFUND = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
+
+describe('decisions in replay and forks', () => {
+  let model: ModelServer;
+  let tapes: string;
+  let booth: BoothRuntime;
+  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+
+  beforeAll(async () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-approval-timetravel-'));
+    tapes = path.join(base, 'tapes');
+    const demo = await prepareAccountingDemo(path.join(base, 'demo'));
+    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
+    const config = accountingBooth(demo);
+    booth = new BoothRuntime({
+      ...config,
+      mcpServers: [
+        ...(config.mcpServers ?? []),
+        {
+          name: 'erase',
+          transport: { kind: 'in-process', createServer: () => createEraseServer(path.join(base, 'erased')) },
+        },
+      ],
+    });
+    env = await connectTestWorker({
+      endpoints: localEndpoints(model.url),
+      tools: [...accountingTools, ...boothTools(demo.database)],
+      workflowsPath: WORKFLOWS,
+      booth,
+      tape: { dir: tapes },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.close();
+    await booth?.close();
+    await model?.close();
+  });
+
+  const where = () => ({ connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue });
+  const tapeFile = async (h: { workflowId: string; describe(): Promise<{ runId: string }> }) =>
+    path.join(tapes, tapeFileName(h.workflowId, (await h.describe()).runId));
+  const tools = (scenario: ApprovalScenario) =>
+    startAgent<ApprovalScenario, ApprovalScenarioResult>('approvalToolsAgent', scenario, {
+      ...where(),
+      breaker: false,
+    });
+  const replay = (file: string, agent: AgentDefinition<never, unknown>) =>
+    replayTape(file, { agent: agent as AgentDefinition<unknown, unknown>, gates });
+
+  it('offline replay answers every decision from the tape', async () => {
+    // A gate's ask, approved and rejected.
+    const approved = await startAgent<AccountingInput, AccountingOutput>(
+      'accountingAgent',
+      { request: ASKED_REFUND, approval: {} },
+      where(),
+    );
+    await waitForApproval(approved);
+    await approve(approved, { by: 'reviewer', note: 'fine' });
+    await approved.result();
+    const rejected = await startAgent<AccountingInput, AccountingOutput>(
+      'accountingAgent',
+      { request: ASKED_REFUND, approval: {} },
+      where(),
+    );
+    await waitForApproval(rejected);
+    await reject(rejected, { by: 'reviewer', reason: 'not this month' });
+    await rejected.result();
+    // A tool call approved with edited arguments; an MCP call rejected.
+    const edited = await tools({
+      calls: [{ tool: 'stage_file', args: { path: 'memo.txt', content: 'draft' }, approval: true }],
+      commit: true,
+    });
+    await waitForApproval(edited);
+    await approve(edited, { by: 'editor', args: { path: 'memo.txt', content: 'final' } });
+    await edited.result();
+    const erased = await tools({
+      calls: [
+        { tool: 'stage_mcp', args: { server: 'erase', tool: 'erase_entry', arguments: { id: 'E-9' } } },
+      ],
+      commit: true,
+    });
+    await waitForApproval(erased);
+    await reject(erased, { by: 'owner', reason: 'keep it' });
+    await erased.result();
+
+    // Nothing below reaches the model: replay is offline.
+    const served = model.requestCount();
+    const a = await replay(await tapeFile(approved), accountingAgent as never);
+    expect(a).toMatchObject({ status: 'match', divergence: null });
+    expect(a.output).toMatchObject({
+      committed: true,
+      report: { approval: { outcome: 'approved', by: 'reviewer' } },
+    });
+    const r = await replay(await tapeFile(rejected), accountingAgent as never);
+    expect(r).toMatchObject({ status: 'match', divergence: null });
+    expect(r.output).toMatchObject({ committed: false, reason: 'rejected by reviewer: not this month' });
+    const e = await replay(await tapeFile(edited), approvalTools as never);
+    expect(e).toMatchObject({ status: 'match', divergence: null });
+    const x = await replay(await tapeFile(erased), approvalTools as never);
+    expect(x).toMatchObject({ status: 'match', divergence: null });
+    expect((x.output as ApprovalScenarioResult).results[0]).toMatchObject({ error: 'APPROVAL_REJECTED' });
+    expect(model.requestCount()).toBe(served);
+
+    const t = readTimeline(await tapeFile(edited));
+    expect(t.approvals).toEqual([
+      expect.objectContaining({
+        id: 's0-1',
+        step: 0,
+        kind: 'tool',
+        outcome: expect.objectContaining({
+          outcome: 'approved',
+          by: 'editor',
+          args: { path: 'memo.txt', content: 'final' },
+        }),
+      }),
+    ]);
+    // The tape's decision is what replay hands the agent: code that now asks with other arguments diverges there.
+    const changed = await replayTape(await tapeFile(edited), {
+      agent: {
+        ...approvalTools,
+        run: (ctx, input: ApprovalScenario) =>
+          approvalTools.run(ctx, {
+            ...input,
+            calls: input.calls.map((c) => ({ ...c, args: { ...c.args, content: 'another draft' } })),
+          }),
+      } as AgentDefinition<unknown, unknown>,
+    });
+    expect(changed.divergence).toMatchObject({ step: 0, kind: 'approval.request', fields: ['args.content'] });
+  });
+
+  it('a fork after the approval step takes the decision over; a fork at it asks again', async () => {
+    const parent = await tools({
+      calls: [
+        { tool: 'stage_file', args: { path: 'plan.txt', content: 'draft plan' }, approval: true },
+        { tool: 'stage_file', args: { path: 'notes.txt', content: 'notes' } },
+      ],
+      commit: true,
+    });
+    await waitForApproval(parent);
+    await approve(parent, { by: 'lead', args: { path: 'plan.txt', content: 'approved plan' } });
+    await parent.result();
+    const parentTape = await tapeFile(parent);
+
+    // Forked at step 1: step 0 and its decision come from the parent; nothing waits for anyone.
+    const after = await startFork({ parentTape, atStep: 1, ...where() });
+    const out = (await after.handle.result()) as { output: ApprovalScenarioResult };
+    expect(out.output.results).toEqual([{ output: 'staged' }, { output: 'staged' }]);
+    expect(await pendingApproval(after.handle)).toBeNull();
+    const forkTape = readTape(path.join(tapes, tapeFileName(after.workflowId, after.runId)));
+    const frames = forkTape.frames
+      .filter((f) => f.kind === 'approval')
+      .map((f) => f.payload as Record<string, unknown>);
+    expect(frames).toEqual([
+      expect.objectContaining({
+        event: 'decision',
+        id: 's0-1',
+        by: 'lead',
+        inheritedFrom: readTape(parentTape).header.tapeId,
+      }),
+    ]);
+    expect(
+      forkTape.frames.filter((f) => f.kind === 'tool.call').map((f) => (f.payload as { args: unknown }).args),
+    ).toEqual([
+      { path: 'plan.txt', content: 'approved plan' },
+      { path: 'notes.txt', content: 'notes' },
+    ]);
+    // The fork's own tape replays offline too, its inherited decision answered from it.
+    expect(
+      await replay(path.join(tapes, tapeFileName(after.workflowId, after.runId)), approvalTools as never),
+    ).toMatchObject({
+      status: 'match',
+    });
+
+    // Forked at step 0: the approval step runs live, so it asks again, with the arguments as the agent asks them.
+    const at = await startFork({ parentTape, atStep: 0, ...where() });
+    const asked = await waitForApproval(at.handle);
+    expect(asked).toMatchObject({ id: 's0-1', kind: 'tool', subject: { args: { content: 'draft plan' } } });
+    await reject(at.handle, { by: 'lead', reason: 'not again' });
+    const again = (await at.handle.result()) as { output: ApprovalScenarioResult };
+    expect(again.output.results[0]).toMatchObject({ error: 'APPROVAL_REJECTED' });
+  });
+});
