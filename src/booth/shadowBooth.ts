@@ -148,8 +148,10 @@ export class BoothRuntime {
     workflowId: string,
     runId: string,
     step: BoothStep,
+    /** The step's own: the booth's shell commands stop when it fires (a cancelled or timed-out step). */
+    signal?: AbortSignal,
   ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
-    return ShadowBooth.openStep(this, this.runDir(workflowId, runId), step);
+    return ShadowBooth.openStep(this, this.runDir(workflowId, runId), step, signal);
   }
 
   close(): Promise<void> {
@@ -280,6 +282,9 @@ export class ShadowBooth {
   readonly step: BoothStep | null;
   private sqlPart: StagedSql | null = null;
 
+  /** The signal of the step this booth stages for, if it was given one: its shell commands stop when it fires. */
+  private stepSignal: AbortSignal | undefined;
+
   private constructor(
     private readonly runtime: BoothRuntime,
     dir: string,
@@ -317,9 +322,11 @@ export class ShadowBooth {
     runtime: BoothRuntime,
     dir: string,
     step: BoothStep,
+    signal?: AbortSignal,
   ): Promise<{ booth: ShadowBooth; reused: StepCheckpoint | null; staging: StepStaging }> {
     const stepDir = stepDirOf(dir, step.id);
     const booth = await ShadowBooth.open(runtime, dir, step);
+    booth.stepSignal = signal;
     const record = booth.files.workspace.stepRecord(step.id);
     let reused: StepCheckpoint | null =
       record === null
@@ -459,10 +466,12 @@ export class ShadowBooth {
    */
   readonly shell = {
     run: async (command: string | string[], options: ShellRunOptions): Promise<ShellResult> => {
-      const result = await new StagedShell(this.files.workspace, this.runtime.config.shell).run(
-        command,
-        options,
-      );
+      // The step's signal stops the command too (a cancelled run, a step past its timeout), with the caller's.
+      const signals = [options.signal, this.stepSignal].filter((s): s is AbortSignal => s !== undefined);
+      const result = await new StagedShell(this.files.workspace, this.runtime.config.shell).run(command, {
+        ...options,
+        ...(signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
+      });
       for (const change of result.changes) await this.files.recordChange(change);
       if (result.changes.length > 0) await this.runtime.faultPoint('shell:stage:staged');
       return result;

@@ -13,6 +13,8 @@ import {
 import { ActivityTape, Redactor, TapeStore } from '../../src/recorder';
 import { runWithActivityTape } from '../../src/recorder/activityTape';
 import { decodeBlob, readTape } from '../../src/recorder/tape';
+import { waitUntil } from '../support/history';
+import { processesWith, uniqueSleep } from '../support/processes';
 import { type Fixture, makeFixture, snapshot } from './helpers';
 
 let fx: Fixture;
@@ -151,6 +153,29 @@ describe.each(['overlay', 'copy'] as const)('StagedShell with the %s view', (vie
     expect(await ws.exists('p.txt')).toBe(false);
     const r = await shell.run('sleep 30', { timeoutMs: 200, onTimeout: 'return' });
     expect(r).toMatchObject({ timedOut: true, exitCode: null, changes: [] });
+    untouched();
+  });
+
+  it('kills a command and everything it started when its signal fires, and stages nothing it wrote', async () => {
+    const marker = uniqueSleep();
+    const stop = new AbortController();
+    const running = shell
+      .run(`echo partial > p.txt; echo started; sleep ${marker} & sleep ${marker}; wait`, {
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      })
+      .catch((e) => e);
+    await waitUntil('both sleeps run', () => processesWith(marker).length === 2);
+    const reason = new Error('the run was cancelled');
+    stop.abort(reason);
+    expect(await running).toBe(reason);
+    await waitUntil('no sleep is left', () => processesWith(marker).length === 0, 20_000);
+    expect(await ws.exists('p.txt')).toBe(false);
+    // A signal that fired already: the command never starts.
+    await expect(shell.run(`sleep ${marker}`, { timeoutMs: 60_000, signal: stop.signal })).rejects.toBe(
+      reason,
+    );
+    expect(processesWith(marker)).toEqual([]);
     untouched();
   });
 

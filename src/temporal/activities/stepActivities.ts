@@ -147,10 +147,12 @@ export function createStepActivities(deps: StepActivityDeps) {
         // the step's checkpoint, and a retry reuses a checkpointed attempt or discards a partial one.
         const opened =
           deps.booth && run
-            ? await deps.booth.openStep(run.workflowId, run.runId, {
-                id: ctx.info.activityId,
-                attempt: ctx.info.attempt,
-              })
+            ? await deps.booth.openStep(
+                run.workflowId,
+                run.runId,
+                { id: ctx.info.activityId, attempt: ctx.info.attempt },
+                ctx.cancellationSignal,
+              )
             : undefined;
         staging = opened?.staging;
         if (opened && input.approvals?.mcp) opened.booth.mcp.allow(input.approvals.mcp);
