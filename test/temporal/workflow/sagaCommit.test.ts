@@ -170,6 +170,8 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       'fs.mutation',
       'sql.mutation',
       'mcp.call:escrow',
+      // The gates' verdict on the full change set, written by verify (offline replay re-runs the gates on it).
+      'commit:verify',
       'commit:files',
       'commit:sql',
       'mcp.call:commit',
@@ -191,7 +193,13 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     expect(cause.message).toContain('gate no-secrets: a staged file contains a password');
     expect(await fingerprint(demo)).toEqual(before);
     expect(fs.readdirSync(demo.staging)).toEqual([]);
-    expect(kinds(tape)).toEqual(['fs.mutation', 'sql.mutation', 'mcp.call:escrow', 'rollback:all']);
+    expect(kinds(tape)).toEqual([
+      'fs.mutation',
+      'sql.mutation',
+      'mcp.call:escrow',
+      'commit:verify',
+      'rollback:all',
+    ]);
     const rollback = tape.frames.find((f) => f.kind === 'rollback')!.payload as Record<string, unknown>;
     expect(rollback.reason).toContain('no-secrets');
     expect(JSON.stringify(rollback.discarded)).toContain('config.env');
@@ -228,6 +236,8 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       'sql.mutation',
       'mcp.call:escrow',
       'mcp.call:escrow',
+      // The gates' verdict on the full change set, written by verify (offline replay re-runs the gates on it).
+      'commit:verify',
       'commit:files',
       'commit:sql',
       'mcp.call:commit',
@@ -348,6 +358,8 @@ describe('the Shadow Booth saga commit on Temporal', () => {
       'fs.mutation',
       'shell.exec',
       'fs.mutation',
+      // The gates' verdict on the full change set, written by verify (offline replay re-runs the gates on it).
+      'commit:verify',
       'commit:files',
       // No SQL was staged, so the database was never opened; the empty escrow commits nothing and says so.
       'commit:mcp',
