@@ -7,6 +7,7 @@
  */
 
 export * from './agent';
+export { formatStep, printStep } from './agent/printStep';
 export {
   requireString,
   ToolArgumentsError,

@@ -14,6 +14,12 @@ export interface CommandEntry {
 
 export const commands: CommandEntry[] = [
   {
+    name: 'init',
+    summary:
+      'scaffold a runnable project: an agent with one tool, workflows, worker, client and a replay test',
+    load: () => (require('./init') as typeof import('./init')).initCommand,
+  },
+  {
     name: 'server',
     summary: 'check that the configured Temporal server answers and knows the namespace',
     load: () => (require('./server') as typeof import('./server')).serverCommand,
