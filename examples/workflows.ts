@@ -1,15 +1,12 @@
 /**
- * Every workflow a Jukebox worker runs. Deterministic orchestration only: all I/O is in activities/.
- * Add your own agents here: `export const myAgent = agentWorkflow(myAgentDefinition)`.
+ * Every example agent in one workflows module, for workers that serve them all (this repository's tests and
+ * benchmarks). The sample and the accounting agent also have a workflows module of their own, which their
+ * workers run.
  */
-
-import { agentWorkflow } from '../src/temporal/workflow/agentWorkflow';
-import { accountingAgent as accountingAgentDefinition } from './accounting/agent';
+import { agentWorkflow } from '../src/temporal/workflow';
 import { pageAgent as pageAgentDefinition } from './pages/agent';
-import { researchAgent as researchAgentDefinition } from './sample/agent';
 
-export { agentGroupWorkflow, groupMessageSignal } from '../src/temporal/workflow/agentGroupWorkflow';
-export { progressQuery } from '../src/temporal/workflow/agentWorkflow';
-export const researchAgent = agentWorkflow(researchAgentDefinition);
-export const accountingAgent = agentWorkflow(accountingAgentDefinition);
+export { agentGroupWorkflow, groupMessageSignal, progressQuery } from '../src/temporal/workflow';
+export { accountingAgent } from './accounting/workflows';
+export { researchAgent } from './sample/workflows';
 export const pageAgent = agentWorkflow(pageAgentDefinition);

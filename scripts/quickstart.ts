@@ -105,6 +105,7 @@ async function main() {
       endpoints: model ? localEndpoints(model.url) : endpointsFromEnv(),
       tools: accountingTools,
       booth,
+      workflowsPath: path.join(__dirname, '../examples/accounting/workflows.ts'),
     });
     await worker.runUntil(async () => {
       for (const request of REQUESTS) {

@@ -1,8 +1,8 @@
 /** Starts the sample agent and prints its steps: `tsx client.ts [QUESTION]`. */
 import { Connection } from '@temporalio/client';
-import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { printStep } from '../../src/agent/printStep';
 import { DEFAULT_TASK_QUEUE, startAgent, waitWithProgress } from '../../src/temporal';
+import { temporalConfigFromEnv } from '../../src/temporal/config';
 
 async function main() {
   const temporal = temporalConfigFromEnv();

@@ -1,19 +1,21 @@
-/** Jukebox worker entry: `tsx worker.ts`. Configuration comes from the environment (see README). */
-import { NativeConnection } from '@temporalio/worker';
-import { temporalConfigFromEnv } from '../../servers/devserver/config';
-import { endpointsFromEnv } from '../../src/llm';
-import { createJukeboxWorker, DEFAULT_TASK_QUEUE } from '../../src/temporal';
+/**
+ * The sample's worker: `tsx examples/sample/worker.ts`. A Temporal worker with Jukebox added as a plugin;
+ * configuration comes from the environment (README: JUKEBOX_TEMPORAL_ADDRESS, JUKEBOX_MODEL_URL, ...).
+ */
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE, endpointsFromEnv, JukeboxPlugin } from '../../src';
+import { temporalConfigFromEnv } from '../../src/temporal/config';
 import { researchTools } from './tools';
 
 async function main() {
   const temporal = temporalConfigFromEnv();
   const connection = await NativeConnection.connect({ address: temporal.address });
-  const worker = await createJukeboxWorker({
+  const worker = await Worker.create({
     connection,
     namespace: temporal.namespace,
     taskQueue: process.env.JUKEBOX_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    endpoints: endpointsFromEnv(),
-    tools: researchTools,
+    workflowsPath: require.resolve('./workflows'),
+    plugins: [new JukeboxPlugin({ tools: researchTools, endpoints: endpointsFromEnv() })],
   });
   // Tests and scripts wait for this exact line before starting runs.
   console.log(`jukebox worker ready on task queue ${worker.options.taskQueue}`);
