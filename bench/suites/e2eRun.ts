@@ -18,10 +18,10 @@ import {
   startAgent,
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
-import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
 import { type BenchSuite, median, result } from '../harness';
 import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';
+import { EXAMPLE_WORKFLOWS_PATH } from '../paths';
 
 const STEPS = 20;
 /** Model steps plus their tool steps: the activities of one sample run, and of the floor workflow. */

@@ -10,8 +10,8 @@ import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
-import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
 import { type BenchSuite, median, result, timeRuns } from '../harness';
+import { EXAMPLE_WORKFLOWS_PATH } from '../paths';
 
 const STEPS = 50;
 const RUNS = 3;

@@ -9,10 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { TapeWriter } from '../../src/recorder/tape';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
+import { JBX_BIN } from '../paths';
 
 const TAPES = 10_000;
 const RUNS = 5;
-const BIN = path.join(__dirname, '../../src/cli/bin.js');
+const BIN = JBX_BIN;
 
 /** Eight distinct recordings (outcome, workflow, steps, cost vary), copied to TAPES files. */
 async function makeTapes(dir: string): Promise<void> {

@@ -12,6 +12,7 @@ import { chromium } from 'playwright-core';
 import type { LlmRequest, LlmResponse } from '../../src/llm/types';
 import { TapeRecorder } from '../../src/recorder';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
+import { JBX_BIN } from '../paths';
 
 const STEPS = 2_000;
 const RUNS = 7;
@@ -103,7 +104,7 @@ export async function writeLongRun(dir: string, steps = STEPS): Promise<string> 
   return file;
 }
 
-const BIN = path.join(__dirname, '../../src/cli/bin.js');
+const BIN = JBX_BIN;
 
 /**
  * The real `jbx view` in its own process, as a person runs it: a server inside the bench process would make
