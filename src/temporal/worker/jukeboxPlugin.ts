@@ -34,15 +34,9 @@ import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
 import { tapeSinks } from './tapeSinks';
 import { type BreakerWorkerOptions, jukeboxWorkerParts } from './workerParts';
 import { assertTracedBundle, WORKFLOW_INTERCEPTORS_MODULE, workerTelemetry } from './workerTelemetry';
-import { bundleAgentWorkflows } from './workflowBundle';
+import { bundleAgentWorkflows, TAPE_OUTCOME_MODULE } from './workflowBundle';
 
 export const JUKEBOX_PLUGIN_NAME = 'jukebox';
-
-// Compiled by the workflow bundler: the .ts source when Jukebox runs from its sources, the .js in a build.
-const TAPE_OUTCOME_MODULE = path.join(
-  __dirname,
-  `../workflow/tapeOutcomeInterceptors${path.extname(__filename)}`,
-);
 
 export interface JukeboxPluginOptions {
   /** The tools agents call with `ctx.tool(name, args)`, run as activities on this worker. */

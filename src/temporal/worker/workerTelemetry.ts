@@ -19,7 +19,7 @@ import { WORKFLOW_INTERCEPTORS_MARKER } from '../../telemetry/conventions';
 import { TelemetryConfigError } from '../../telemetry/errors';
 import { type JukeboxTelemetryOptions, LiveTelemetry } from '../../telemetry/liveTelemetry';
 import { GenAiActivityInterceptor } from './genAiActivityInterceptor';
-import { bundleAgentWorkflows } from './workflowBundle';
+import { bundleAgentWorkflows, TAPE_OUTCOME_MODULE } from './workflowBundle';
 
 // The workflow bundler compiles it: the .ts source when Jukebox runs from its sources, the .js in a build.
 export const WORKFLOW_INTERCEPTORS_MODULE = path.join(
@@ -37,7 +37,11 @@ export interface WorkerTelemetry {
 
 /** A workflow bundle with the telemetry workflow interceptors in it (pass it as `workflowBundle`). */
 export function bundleTracedWorkflows(workflowsPath: string) {
-  return bundleAgentWorkflows({ workflowsPath, workflowInterceptorModules: [WORKFLOW_INTERCEPTORS_MODULE] });
+  // In the order a worker with JukeboxPlugin({ telemetry }) bundles them, so both builds hash alike.
+  return bundleAgentWorkflows({
+    workflowsPath,
+    workflowInterceptorModules: [TAPE_OUTCOME_MODULE, WORKFLOW_INTERCEPTORS_MODULE],
+  });
 }
 
 /** Without the workflow interceptors no invoke_agent span exists and activity spans lose their parents. */

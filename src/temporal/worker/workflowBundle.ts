@@ -6,6 +6,15 @@ import { JukeboxError } from '../../errors';
 const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 
 /**
+ * The workflow interceptors every Jukebox bundle holds (they seal plain workflows' tapes). Compiled by the
+ * workflow bundler: the .ts source when Jukebox runs from its sources, the .js in a build.
+ */
+export const TAPE_OUTCOME_MODULE = path.join(
+  __dirname,
+  `../workflow/tapeOutcomeInterceptors${path.extname(__filename)}`,
+);
+
+/**
  * Workflow code imported a module that cannot run inside Temporal's deterministic sandbox (a Node built-in such
  * as `fs`, or a library that uses one). Names the module and the file that imports it.
  */
@@ -35,15 +44,24 @@ export class WorkflowCodeImportsNodeModuleError extends JukeboxError {
 export type WorkflowBundleOptions = Omit<BundleOptions, 'logger'>;
 
 /**
- * Bundles a workflows module once, without webpack's report on the terminal. Workers given the bundle skip the
- * seconds of bundling at start-up (tests and benchmarks start many), and the recorder hashes it for the tape.
+ * Bundles a workflows module as a Jukebox worker does (with TAPE_OUTCOME_MODULE among its interceptor modules),
+ * once, without webpack's report on the terminal. Workers given the bundle skip the seconds of bundling at
+ * start-up (tests and benchmarks start many), the recorder hashes it for the tape, and a code check that bundles
+ * the same module gets the same hash.
  * A workflows module that reaches a Node built-in fails with WorkflowCodeImportsNodeModuleError, which names
  * the file importing it (Temporal's own message names only the module).
  */
 export async function bundleAgentWorkflows(
   options: string | WorkflowBundleOptions,
 ): Promise<WorkflowBundleWithSourceMap> {
-  const bundleOptions = typeof options === 'string' ? { workflowsPath: options } : options;
+  const given = typeof options === 'string' ? { workflowsPath: options } : options;
+  const modules = given.workflowInterceptorModules ?? [];
+  const bundleOptions = {
+    ...given,
+    workflowInterceptorModules: modules.includes(TAPE_OUTCOME_MODULE)
+      ? modules
+      : [...modules, TAPE_OUTCOME_MODULE],
+  };
   const issuers = new Map<string, Set<string>>();
   const hook = bundleOptions.webpackConfigHook;
   try {

@@ -4,6 +4,7 @@
  * (codeCheck.ts): a changed agent is replayed anyway, and the divergence audit shows what the change did.
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { AgentDefinition } from '../../agent/context';
 import type { ToolDefinition } from '../../agent/tools/toolRegistry';
 import type { Gate } from '../../booth/verifiers';
@@ -22,15 +23,42 @@ export function isAgent(v: unknown): v is AgentDefinition<unknown, unknown> {
 }
 
 /**
- * `require` first: under tsx (how jbx runs) it loads TypeScript, and a native `import()` of a .ts file would
- * not. Hosts without a TypeScript-aware require (vitest) load it through their own `import()`.
+ * TypeScript agent modules load through the project's own tsx (a dev dependency of the projects `jbx init`
+ * writes): the built jbx is plain JavaScript and registers it only when a module needs it.
+ */
+function registerTypeScript(module: string): void {
+  let loader: string;
+  try {
+    loader = require.resolve('tsx/cjs', { paths: [path.dirname(module), process.cwd()] });
+  } catch (err) {
+    throw new ProjectConfigError(
+      module,
+      'is TypeScript, and no tsx is installed to load it; add it to the project (npm install --save-dev tsx) ' +
+        'or point jukebox.config.json at compiled JavaScript',
+      err,
+    );
+  }
+  require(loader);
+}
+
+/**
+ * `require` first: with a TypeScript loader registered (tsx) it loads TypeScript, and a native `import()` of a
+ * .ts file would not. Hosts without a TypeScript-aware require (vitest) load it through their own `import()`;
+ * plain Node, through the project's tsx.
  */
 async function load(module: string): Promise<Record<string, unknown>> {
   try {
     return require(module) as Record<string, unknown>;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') throw err;
-    return (await import(module)) as Record<string, unknown>;
+    try {
+      return (await import(module)) as Record<string, unknown>;
+    } catch (importErr) {
+      // Plain Node (the built jbx) loads no TypeScript: register the project's tsx and load it once more.
+      if (!/\.[cm]?tsx?$/.test(module) || require.extensions['.ts']) throw importErr;
+      registerTypeScript(module);
+      return require(module) as Record<string, unknown>;
+    }
   }
 }
 
