@@ -1,6 +1,7 @@
 /**
  * Where a project's agent code lives, for replaying and forking tapes: `jukebox.config.json` in the project
- * folder, else the `jukebox` key of its package.json, else this repository's defaults.
+ * folder, else the `jukebox` key of its package.json, else the layout `jbx init` writes (src/agent.ts,
+ * src/workflows.ts).
  *
  *   { "agents": ["examples/sample/agent.ts"], "workflows": "examples/workflows.ts", "models": ["my-model"],
  *     "gates": ["examples/accounting/gates.ts"] }
@@ -30,10 +31,9 @@ export interface ProjectConfig {
   booth: string | null;
 }
 
-const REPO_ROOT = path.join(__dirname, '../../..');
-export const DEFAULT_AGENT_MODULES = ['examples/sample/agent.ts', 'examples/accounting/agent.ts'];
-export const DEFAULT_GATE_MODULES = ['examples/accounting/gates.ts'];
-export const DEFAULT_WORKFLOWS_MODULE = 'examples/workflows.ts';
+// The layout `jbx init` writes; a project laid out otherwise says where its modules are.
+export const DEFAULT_AGENT_MODULES = ['src/agent.ts'];
+export const DEFAULT_WORKFLOWS_MODULE = 'src/workflows.ts';
 
 function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
@@ -59,9 +59,7 @@ function fromValue(raw: unknown, root: string, source: string): ProjectConfig {
     agents: strings('agents', DEFAULT_AGENT_MODULES).map((p) => path.resolve(root, p)),
     workflows: path.resolve(root, (c.workflows as string | undefined) ?? DEFAULT_WORKFLOWS_MODULE),
     models: strings('models', []),
-    gates: strings('gates', c.agents === undefined ? DEFAULT_GATE_MODULES : []).map((p) =>
-      path.resolve(root, p),
-    ),
+    gates: strings('gates', []).map((p) => path.resolve(root, p)),
     tools: strings('tools', []).map((p) => path.resolve(root, p)),
     booth: typeof c.booth === 'string' ? path.resolve(root, c.booth) : null,
   };
@@ -84,6 +82,6 @@ export function loadProjectConfig(projectDir = process.cwd()): ProjectConfig {
     const raw = JSON.parse(readFileSync(pkg, 'utf8')) as { jukebox?: unknown };
     if (raw.jukebox !== undefined) return fromValue(raw.jukebox, root, `${pkg} ("jukebox" key)`);
   }
-  // No configuration: this repository's own agents, wherever the command runs from.
-  return fromValue({}, REPO_ROOT, 'defaults');
+  // No configuration: the layout `jbx init` writes, in this folder.
+  return fromValue({}, root, `defaults (no jukebox.config.json in ${root})`);
 }

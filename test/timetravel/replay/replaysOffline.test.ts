@@ -61,8 +61,9 @@ describe('offline replay of a recorded run', () => {
   });
 
   it('finds the agent from the tape header workflowType and the project configuration', async () => {
-    const config = loadProjectConfig(path.join(__dirname, 'nowhere-configured'));
-    expect(config.source).toBe('defaults');
+    // This repository names its example agents in its own jukebox.config.json.
+    const config = loadProjectConfig(path.resolve(__dirname, '../../..'));
+    expect(config.source).toBe(path.resolve(__dirname, '../../../jukebox.config.json'));
     const t = readTimeline(tape);
     expect(t.tape.header.workflowType).toBe('researchAgent');
     const located = await locateAgent(t.tape.header.workflowType, config);
