@@ -9,4 +9,6 @@ bash scripts/bootstrap.sh
 if ! bash scripts/embedding-model.sh >/dev/null; then
   echo "jukebox: the breaker's embedding model is not installed (see above); the quickstart runs with its 3-gram fallback." >&2
 fi
+# `npx jbx` (which the quickstart's output points to) runs the built package.
+node scripts/build.js
 npx tsx scripts/quickstart.ts "$@"

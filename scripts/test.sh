@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: type check, lint, then every test against a real Temporal dev server that the
+# The whole test suite: type check, lint, build, then every test against a real Temporal dev server that the
 # vitest global setup installs (go install, pinned) and starts when none answers, and the end-to-end,
 # crash-resume, fork and multi-host suites once more against Temporal on PostgreSQL (vitest project `postgres`).
 set -euo pipefail
@@ -10,6 +10,9 @@ echo "== tsc --noEmit"
 npx tsc --noEmit
 echo "== biome check"
 npx biome check .
+# The published package (dist/): the package test packs and installs it, and `npx jbx` runs it.
+echo "== build"
+node scripts/build.js
 echo "== Temporal CLI"
 npx tsx scripts/temporal.ts install
 # Built from the Go module proxy like the CLI (cached under .jukebox/bin): the Temporal server and schema tool

@@ -177,24 +177,27 @@ it('replays the recorded run offline, step for step', async () => {
   const tape = newestTape();
   expect(tape, \`no weatherAgent tape in \${TAPES}: record one first (npm run worker, then npm start)\`).toBeDefined();
   const report = await replayTape(tape!, { agent: weatherAgent });
-  expect(report.divergence).toBeUndefined();
+  expect(report.divergence).toBeNull();
   expect(report.status).toBe('match');
 });
 `;
 
 const MODEL_SCRIPT = `# What the local model server answers when no OPENAI_API_KEY is set (the same agent code talks to the real
-# API with a key). Each turn answers the request it matches: the question, then the tool's result.
+# API with a key). The first turn whose match holds answers, in every run (repeat): once the tool has answered,
+# the advice; before that, the tool call.
 name: weather
 turns:
+  - id: advise
+    match: { toolResult: "°C" }
+    repeat: true
+    reply:
+      text: "Paris is 14°C with light rain today: wear a warm layer and take a raincoat."
   - id: look-up
     match: { lastUser: "What should I wear" }
+    repeat: true
     reply:
       text: "Let me look up today's weather."
       toolCalls: [{ name: get_weather, arguments: { city: "Paris" } }]
-  - id: advise
-    match: { toolResult: "°C" }
-    reply:
-      text: "Paris is 14°C with light rain today: wear a warm layer and take a raincoat."
 `;
 
 const README = (name: string) => `# ${name}

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,18 +10,10 @@ import {
   WorkflowCodeImportsNodeModuleError,
 } from '../../../src/temporal';
 import { temporalConfigFromEnv } from '../../../src/temporal/config';
+import { runJbx as jbx } from '../../timetravel/replay/jbx';
 import * as activities from './fixtures/helloActivities';
 
-const ROOT = path.resolve(__dirname, '../../..');
 const FIXTURES = path.join(__dirname, 'fixtures');
-
-function jbx(...args: string[]) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'src/cli/bin.js'), ...args], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 describe('JukeboxPlugin on a plain Temporal worker', () => {
   const config = temporalConfigFromEnv();
@@ -59,21 +50,21 @@ describe('JukeboxPlugin on a plain Temporal worker', () => {
     );
     expect(result).toBe('HELLO, TEMPORAL!');
 
-    const ls = jbx('ls', '--dir', tapes, '--json');
+    const ls = await jbx(['ls', '--dir', tapes, '--json']);
     expect(ls.code, ls.stderr).toBe(0);
     const rows = JSON.parse(ls.stdout);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ workflow: 'helloWorkflow', workflowId, steps: 2, outcome: 'completed' });
 
     const tape = path.join(tapes, readdirSync(tapes).find((f) => f.endsWith('.jbx'))!);
-    const show = jbx('show', tape, '--json');
+    const show = await jbx(['show', tape, '--json']);
     expect(show.code, show.stderr).toBe(0);
     const shown = JSON.stringify(JSON.parse(show.stdout));
     // Each activity's input and output, and the workflow's result in the outcome.
     for (const value of ['"greet"', '"shout"', '"Temporal"', '"Hello, Temporal!"', '"HELLO, TEMPORAL!"'])
       expect(shown).toContain(value);
 
-    const verify = jbx('verify', tape, '--json');
+    const verify = await jbx(['verify', tape, '--json']);
     expect(verify.code, verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ sealed: true });
   });
