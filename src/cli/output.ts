@@ -2,7 +2,7 @@
  * With --json, stdout carries exactly one JSON document and everything for humans goes to stderr, so
  * `jbx ... --json | jq` always works.
  */
-import { printableJson } from '../errors';
+import { printableJson } from '../errors/printable';
 
 export interface Output {
   json: boolean;

@@ -3,39 +3,30 @@
  * each request; `--temporal` runs Temporal's replayer on the workflow history stored beside the tape.
  */
 import { TapeError } from '../../recorder/tape';
-import {
-  type CodeCheck,
-  checkAgentCode,
-  describeCodeCheck,
-  fetchHistoryBesideTape,
-  hasStoredHistory,
-  installStderrRuntime,
-  replayTemporalHistory,
-} from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
-import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
+import type { CodeCheck } from '../../temporal/worker/codeCheck';
 import { findWorkflowCode } from '../../timetravel/bundle/codeStore';
 import { isBundleFile } from '../../timetravel/bundle/format';
+import { findAgentCode, storedCodeDirs } from '../../timetravel/replay/agentCode';
 import {
   AgentCodeNotFoundError,
-  findAgentCode,
   HistoryMissingError,
-  loadProjectConfig,
   ProjectConfigError,
   ReplayCodeMissingError,
-  readTimeline,
-  replayWithCode,
-  storedCodeDirs,
   TapeNotReplayableError,
-  type Timeline,
-} from '../../timetravel/replay';
-
+} from '../../timetravel/replay/errors';
+import { loadProjectConfig } from '../../timetravel/replay/projectConfig';
+import { replayWithCode } from '../../timetravel/replay/replayWithCode';
+import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
 import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
-import { replayBundle } from './bundle';
 import { renderReplayReport } from './render';
-import { isSuiteArgument, replaySuite } from './suite';
+import { isSuiteArgument } from './suiteArgument';
+
+// The offline replay of one tape needs neither Temporal's worker nor its client: they load (seconds of
+// modules) only for --temporal, a project's code check, a missing history, a bundle or a suite of tapes.
+const temporal = () => require('../../temporal') as typeof import('../../temporal');
 
 const USAGE =
   'jbx replay TAPE|BUNDLE.jbxb|DIR|GLOB [--against DIR] [--junit FILE] [--jobs N] [--temporal] [--skip-code-check] [--dir D] [--json]';
@@ -66,7 +57,7 @@ async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
   const h = t.tape.header;
   const config = temporalConfigFromEnv();
   try {
-    await fetchHistoryBesideTape(file, { workflowId: h.workflowId, runId: h.runId }, config);
+    await temporal().fetchHistoryBesideTape(file, { workflowId: h.workflowId, runId: h.runId }, config);
   } catch (err) {
     throw new HistoryMissingError(
       file,
@@ -92,15 +83,28 @@ export const replayCommand: CommandSpec = {
   async run({ positionals, flags, out }) {
     // `--project` is the older name of `--against`: both replay that project's current code.
     const against = (flags.against ?? flags.project) as string | undefined;
-    if (isSuiteArgument(positionals, flags)) return replaySuite(positionals, flags, against, out, USAGE);
+    if (isSuiteArgument(positionals, flags))
+      return (require('./suite') as typeof import('./suite')).replaySuite(
+        positionals,
+        flags,
+        against,
+        out,
+        USAGE,
+      );
     const file = await resolveStoredTape(positionals[0], flags.dir as string | undefined, USAGE);
     // A .jbxb bug report carries its own workflow code and history: no project or server needed.
-    if (isBundleFile(file)) return replayBundle(file, flags.temporal === true, out);
+    if (isBundleFile(file))
+      return (require('./bundle') as typeof import('./bundle')).replayBundle(
+        file,
+        flags.temporal === true,
+        out,
+      );
     const timeline = readTimelineOrExit(file);
     const h = timeline.tape.header;
     try {
       if (flags.temporal) {
         // The replayer logs through the worker runtime; stdout is reserved for the result (--json).
+        const { hasStoredHistory, installStderrRuntime, replayTemporalHistory } = temporal();
         installStderrRuntime();
         if (!hasStoredHistory(file)) {
           out.info(`no history stored beside ${file}; fetching it from the Temporal server`);
@@ -140,6 +144,7 @@ export const replayCommand: CommandSpec = {
         };
       else if (!flags['skip-code-check']) {
         const config = found.config!;
+        const { bundleAgentWorkflows, checkAgentCode, describeCodeCheck } = temporal();
         code = await checkAgentCode(config, h, await bundleAgentWorkflows(config.workflows));
         if (!code.matches) out.info(describeCodeCheck(code));
       }

@@ -11,15 +11,6 @@ import { isGlob, listTapes } from '../../timetravel/replay/tapeFiles';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import type { Output } from '../output';
 
-/** A folder, a glob, several arguments or a JUnit report: the suite, not the one-tape audit. */
-export function isSuiteArgument(positionals: string[], flags: Record<string, unknown>): boolean {
-  if (positionals.length > 1 || flags.junit !== undefined || flags.jobs !== undefined) return true;
-  const arg = positionals[0];
-  if (arg === undefined) return false;
-  if (isGlob(arg)) return true;
-  return existsSync(arg) && statSync(arg).isDirectory();
-}
-
 function line(r: TapeReplayResult, root: string): string {
   const name = path.relative(root, r.file) || r.file;
   const ms = `${r.durationMs.toFixed(r.durationMs < 10 ? 1 : 0)} ms`;

@@ -1,5 +1,6 @@
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
-import { JukeboxError, toApplicationFailure } from '../../errors';
+import { JukeboxError } from '../../errors';
+import { toApplicationFailure } from '../../errors/applicationFailure';
 
 /**
  * Turns Jukebox's typed errors into ApplicationFailures so their retry semantics reach Temporal: a

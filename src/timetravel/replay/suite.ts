@@ -14,6 +14,10 @@ import { openBundle } from '../bundle/openBundle';
 import { type AgentCode, findAgentCode } from './agentCode';
 import type { Divergence } from './errors';
 import { type ReplayReport, replayTape } from './replayTape';
+import { replayWithCode } from './replayWithCode';
+
+export { replayWithCode };
+
 import { listTapes } from './tapeFiles';
 import { readTimeline, type Timeline } from './timeline';
 
@@ -143,29 +147,6 @@ function notReplayed(file: string): TapeReplayResult {
     stagingChecked: 0,
     durationMs: 0,
   };
-}
-
-/**
- * A tape replayed with the code findAgentCode found: with a project's gates when it has them, and with its tools
- * staging again in a scratch booth when it has tools and a fixture world (closed after).
- */
-export async function replayWithCode(
-  file: string,
-  timeline: Timeline,
-  code: AgentCode,
-): Promise<ReplayReport> {
-  const h = timeline.tape.header;
-  const staging = await code.restage?.({ workflowId: h.workflowId, runId: h.runId });
-  try {
-    return await replayTape(file, {
-      agent: code.agent,
-      timeline,
-      ...(code.gates ? { gates: code.gates } : {}),
-      ...(staging ? { staging } : {}),
-    });
-  } finally {
-    await staging?.close();
-  }
 }
 
 function failed(file: string, err: unknown): TapeReplayResult {
