@@ -1,4 +1,5 @@
-import { ApplicationFailure } from '@temporalio/common';
+// The failure module alone: the package index loads 40 more modules, at the start of every jbx command.
+import { ApplicationFailure } from '@temporalio/common/lib/failure';
 import type { JukeboxError } from './JukeboxError';
 
 /**

@@ -1,6 +1,4 @@
-/**
- * Typed errors with stable codes, shared by every Jukebox module. Their mapping onto Temporal failures is
- * ./applicationFailure, imported where it is used: it loads @temporalio/common, which most callers do not need.
- */
+/** Typed errors with stable codes, shared by every Jukebox module, and their mapping onto Temporal failures. */
+export { toApplicationFailure } from './applicationFailure';
 export { crossRealmError, JukeboxError, type JukeboxErrorOptions } from './JukeboxError';
 export { hasHiddenCharacters, oneLine, printable, printableJson, quoted } from './printable';

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ToolDefinition } from '../../agent/tools/toolRegistry';
-import { BoothRuntime, type ShadowBoothConfig } from '../../booth/shadowBooth';
+import type { BoothRuntime, ShadowBoothConfig } from '../../booth/shadowBooth';
 import type { BoothChangeSet } from '../../booth/verifiers';
 import type { BoothStep } from './boothSteps';
 import type { Divergence } from './errors';
@@ -106,6 +106,8 @@ export class Restaging {
     const scratch = mkdtempSync(path.join(os.tmpdir(), 'jbx-restage-'));
     try {
       const config = await world(path.join(scratch, 'world'));
+      // The booth (knex, MCP clients) loads only for a replay that stages again, not for every offline replay.
+      const { BoothRuntime } = require('../../booth/shadowBooth') as typeof import('../../booth/shadowBooth');
       const runtime = new BoothRuntime({ ...config, stagingRoot: path.join(scratch, 'staging') });
       return new Restaging(runtime, new Map(tools.map((t) => [t.spec.name, t])), run, scratch);
     } catch (err) {
