@@ -69,3 +69,6 @@ export const TOOL_STEP_ACTIVITY = 'toolStep';
 
 /** A string the workflow interceptors module carries into a bundle: its presence says spans will flow. */
 export const WORKFLOW_INTERCEPTORS_MARKER = 'jukebox-telemetry-workflow-interceptors';
+
+/** The span event of a person's approval: asked, decided or timed out (docs/approvals.md). */
+export const APPROVAL_EVENT = 'jukebox.approval';

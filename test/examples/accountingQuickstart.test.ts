@@ -207,6 +207,30 @@ describe('the accounting quickstart', () => {
       ['decision', 'reviewer'],
     ]);
     expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['verify', 'files', 'sql', 'mcp', 'all']);
+    // Who, when and the note: in jbx show, and as an event on the run's span in the OTLP export.
+    const file = path.join(tapes, tapeFileName(handle.workflowId, (await handle.describe()).runId));
+    const shown = await runJbx(['show', file]);
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        `approval +approved ${pending.id} by reviewer at \\S+ via update: outage confirmed with support`,
+      ),
+    );
+    expect(shown.stdout).toContain(`asked ${pending.id} (commit): gate refund-approval:`);
+    const otlp = JSON.parse((await runJbx(['export', file, '--format', 'otlp-json'])).stdout);
+    const root = otlp.resourceSpans[0].scopeSpans[0].spans[0];
+    const attrs = (e: { attributes: { key: string; value: { stringValue?: string } }[] }) =>
+      Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue]));
+    expect(root.name).toBe('invoke_agent accountingAgent');
+    expect(root.events.map((e: { name: string }) => e.name)).toEqual([
+      'jukebox.approval',
+      'jukebox.approval',
+    ]);
+    expect(attrs(root.events[1])).toMatchObject({
+      'jukebox.approval.event': 'decision',
+      'jukebox.approval.outcome': 'approved',
+      'jukebox.approval.by': 'reviewer',
+      'jukebox.approval.note': 'outage confirmed with support',
+    });
 
     // The run is over: deciding on it again is an error with exit code 1, and nothing happens twice.
     const again = await runJbx(['approve', handle.workflowId, '--by', 'reviewer']);

@@ -1,10 +1,10 @@
 /** What `jbx approve` and `jbx reject` share: the Temporal connection, who decides, and the result's wording. */
-import os from 'node:os';
 import { JukeboxError } from '../../errors/JukeboxError';
 import { approve, type DecideOptions, type DecisionResult, reject } from '../../temporal/client/approvals';
 import { type ConnectedClient, connectClient } from '../../temporal/client/connect';
 import type { CommandArgs } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
+import { deciderOf } from './decider';
 
 /** Runs `fn` with a connected client; a Jukebox error (run finished, not pending, refused) is exit code 1. */
 export async function withTemporal<T>(fn: (c: ConnectedClient) => Promise<T>): Promise<T> {
@@ -19,12 +19,6 @@ export async function withTemporal<T>(fn: (c: ConnectedClient) => Promise<T>): P
   } finally {
     await connected?.close();
   }
-}
-
-/** Who decides: --by, else $JUKEBOX_DECIDER, else the login name. */
-export function deciderOf(flag: string | boolean | undefined): string {
-  if (typeof flag === 'string' && flag.trim()) return flag.trim();
-  return process.env.JUKEBOX_DECIDER?.trim() || os.userInfo().username;
 }
 
 function seconds(flag: string | boolean | undefined, usage: string): number {

@@ -85,6 +85,29 @@ export function describeStaging(st: { attempt?: number; reused?: boolean; discar
   return `[${parts.join('; ')}]`;
 }
 
+/** An approval frame in one line: what was asked and why, or who decided what, when (FORMAT.md kind 23). */
+// biome-ignore lint/suspicious/noExplicitAny: display code reads payload fields loosely
+export function describeApproval(p: Record<string, any>): string {
+  const at = (ms: unknown) => (typeof ms === 'number' ? new Date(ms).toISOString() : '?');
+  const id = oneLine(String(p.id));
+  if (p.event === 'request') {
+    const s = p.staged as { files?: unknown[]; sql?: unknown[]; mcp?: unknown[] } | undefined;
+    const staged = s
+      ? `; staged ${s.files?.length ?? 0} file(s), ${s.sql?.length ?? 0} SQL, ${s.mcp?.length ?? 0} MCP`
+      : '';
+    const subject = p.subject?.gates
+      ? ''
+      : ` ${oneLine(p.kind === 'mcp' ? `${p.subject?.server}/${p.subject?.tool}` : String(p.subject?.tool))}(${j(p.subject?.args)})`;
+    return `asked ${id} (${p.kind}${subject}): ${clip(oneLine(String(p.reason)))}; deadline ${at(p.deadlineMs)}, then ${p.onTimeout}; ${p.deciders ? `deciders ${oneLine(p.deciders.join(', '))}` : 'anyone decides'}${staged}`;
+  }
+  if (p.event === 'timeout') return `timed out ${id} at ${at(p.atMs)}: nobody decided; then ${p.onTimeout}`;
+  const verdict = p.verdict === 'approve' ? 'approved' : 'rejected';
+  const note = p.note ? `: ${clip(oneLine(String(p.note)))}` : '';
+  const edited = p.args !== undefined ? ` [edited arguments ${j(p.args)}]` : '';
+  const inherited = p.inheritedFrom ? ` (decided in parent tape ${oneLine(String(p.inheritedFrom))})` : '';
+  return `${verdict} ${id} by ${oneLine(String(p.by))} at ${at(p.atMs)} via ${p.via}${note}${edited}${inherited}`;
+}
+
 export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
   // biome-ignore lint/suspicious/noExplicitAny: display code reads payload fields loosely; absent ones print as undefined
   const p = (f.kind === 'blob' ? {} : resolveValue(f.payload, blobs)) as Record<string, any>;
@@ -138,6 +161,9 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
     }
     case 'outcome':
       what = `${p.status}${p.result !== undefined ? ` => ${j(p.result)}` : ''}${p.error ? `: ${p.error.name}: ${clip(oneLine(String(p.error.message)))}` : ''}`;
+      break;
+    case 'approval':
+      what = describeApproval(p);
       break;
     case 'seal':
       what = `${p.frameCount} frames, ${p.blobCount} blobs, final chain ${String(p.finalChain).slice(0, 16)}…`;

@@ -3,13 +3,49 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { TapeCatalog } from '../../recorder/catalog';
 import { tapeDirFromEnv } from '../../recorder/store';
-import { temporalConfigFromEnv } from '../../temporal/config';
+import type { ConnectedClient } from '../../temporal/client/connect';
+import { type TemporalConfig, temporalConfigFromEnv } from '../../temporal/config';
+import { deciderOf } from '../approvals/decider';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { createProgress } from '../verify/progress';
-import { startViewer, ViewerListenError } from '../viewer';
+import { startViewer, type ViewerDecide, ViewerListenError } from '../viewer';
 
-const USAGE = 'jbx view [DIR|TAPE] [--port P] [--json]';
+/**
+ * The viewer's Approve / Reject: through the same client API as `jbx approve`, on a Temporal connection opened
+ * at the first decision (a viewer that only reads never connects).
+ */
+function viewerDecisions(config: TemporalConfig): { decide: ViewerDecide; close(): Promise<void> } {
+  let connected: Promise<ConnectedClient> | undefined;
+  return {
+    async decide(run, d) {
+      // Loaded here: the Temporal client is not needed to read tapes.
+      const { approve, reject } =
+        require('../../temporal/client/approvals') as typeof import('../../temporal/client/approvals');
+      const { connectClient } =
+        require('../../temporal/client/connect') as typeof import('../../temporal/client/connect');
+      connected ??= connectClient(config);
+      connected.catch(() => {
+        connected = undefined;
+      });
+      const { client } = await connected;
+      const handle = client.workflow.getHandle(run.workflowId);
+      const common = { by: d.by, approvalId: d.approvalId, runId: run.runId };
+      return d.verdict === 'approve'
+        ? approve(handle, {
+            ...common,
+            ...(d.note ? { note: d.note } : {}),
+            ...(d.args ? { args: d.args } : {}),
+          })
+        : reject(handle, { ...common, reason: d.note ?? '' });
+    },
+    async close() {
+      await (await connected?.catch(() => undefined))?.close();
+    },
+  };
+}
+
+const USAGE = 'jbx view [DIR|TAPE] [--port P] [--by NAME] [--read-only] [--json]';
 export const DEFAULT_VIEWER_PORT = 4030;
 
 function portOf(value: string | undefined): number {
@@ -48,7 +84,12 @@ function untilSignal(): Promise<void> {
 export const viewCommand: CommandSpec = {
   name: 'view',
   usage: USAGE,
-  options: { json: { type: 'boolean' }, port: { type: 'string' } },
+  options: {
+    json: { type: 'boolean' },
+    port: { type: 'string' },
+    by: { type: 'string' },
+    'read-only': { type: 'boolean' },
+  },
   async run({ positionals, flags, out }) {
     if (positionals.length > 1) throw usageError(`jbx view takes one DIR or TAPE\nusage: ${USAGE}`);
     const port = portOf(flags.port as string | undefined);
@@ -63,6 +104,7 @@ export const viewCommand: CommandSpec = {
     }).list();
     progress.done();
     const temporal = temporalConfigFromEnv();
+    const decisions = flags['read-only'] === true ? undefined : viewerDecisions(temporal);
     let viewer: Awaited<ReturnType<typeof startViewer>>;
     try {
       viewer = await startViewer({
@@ -71,6 +113,7 @@ export const viewCommand: CommandSpec = {
         temporalUi: `http://127.0.0.1:${temporal.uiPort}`,
         namespace: temporal.namespace,
         preload: open ? [open] : [],
+        ...(decisions ? { decide: decisions.decide, decider: deciderOf(flags.by) } : {}),
       });
     } catch (err) {
       if (err instanceof ViewerListenError) throw new ExitError(ExitCode.failed, err.message, err);
@@ -80,6 +123,7 @@ export const viewCommand: CommandSpec = {
     out.result(`jbx view: ${url}  (tapes in ${dir}; Ctrl-C stops it)`, { url, port: viewer.port, dir, open });
     await untilSignal();
     await viewer.close();
+    await decisions?.close();
     out.info('jbx view: stopped');
   },
 };

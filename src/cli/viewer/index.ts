@@ -6,7 +6,15 @@
 export { forkCommandLine, shellQuote, temporalRunUrl } from './commandLine';
 export { ViewerListenError } from './errors';
 export { type DiffLine, lineDiff } from './fileDiff';
-export { buildRunView, type RunView, type StepRow, type Verification } from './runView';
-export { startViewer, VIEWER_HOST, type Viewer, type ViewerOptions } from './server';
+export { type ApprovalView, buildRunView, type RunView, type StepRow, type Verification } from './runView';
+export {
+  DECISION_TOKEN_HEADER,
+  startViewer,
+  VIEWER_HOST,
+  type Viewer,
+  type ViewerDecide,
+  type ViewerDecision,
+  type ViewerOptions,
+} from './server';
 export { type EffectView, type StepDetail, stepDetail } from './stepDetail';
 export { TapeLibrary, TapeNotServedError } from './tapeLibrary';

@@ -5,10 +5,13 @@
  * every frame that verified and names the first one that did not.
  */
 import path from 'node:path';
+import type { ApprovalOutcome } from '../../agent/approval';
 import { oneLine, printable } from '../../errors';
 import { BoothOutcome, type RolledBack } from '../../recorder/boothOutcome';
 import { derefValue, type Tape, TapeError, type TapeFrame, type TapeHeader } from '../../recorder/tape';
+import { ApprovalReader } from '../../timetravel/replay/approvals';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
+import { describeApproval } from '../show/render';
 import { forkCommandLine } from './commandLine';
 import { clip, jsonValue } from './jsonValue';
 
@@ -69,11 +72,78 @@ export interface RunView {
   outcome: { status: string; frame: number; result?: unknown; error?: unknown } | null;
   /** The run's staging was rolled back (refused or failed commit, or ctx.rollback): where and why. */
   rolledBack: RolledBack | null;
+  /** Every approval the run asked for, with what was staged then and how it ended. */
+  approvals: ApprovalView[];
+  /** The approval the run waits for now: asked, not decided, and the run has no outcome yet. */
+  waiting: ApprovalView | null;
   tokens: { input: number; output: number };
   cost: number | null;
 }
 
 type P = Record<string, unknown>;
+
+/** An approval as the page shows it: the request with the staged diff a person reviews, and the decision. */
+export interface ApprovalView {
+  id: string;
+  step: number;
+  kind: string;
+  reason: string;
+  subject: unknown;
+  requestedAtMs: number | null;
+  deadlineMs: number | null;
+  timeout: string | null;
+  onTimeout: string | null;
+  deciders: string[] | null;
+  staged: {
+    files: Array<{ path: string; op: string; summary: string; diff: string | null }>;
+    sql: string[];
+    mcp: string[];
+  } | null;
+  outcome: ApprovalOutcome | null;
+  inheritedFrom: string | null;
+  /** The request's (or, taken over by a fork, the decision's) one-line description, as jbx show prints it. */
+  line: string;
+}
+
+function approvalViews(tape: Tape): ApprovalView[] {
+  const reader = new ApprovalReader();
+  for (const f of tape.frames) if (f.kind === 'approval') reader.add(f);
+  return reader.list().map((a) => {
+    const r = (a.request ?? {}) as P;
+    const staged = r.staged as { files?: P[]; sql?: unknown[]; mcp?: unknown[] } | undefined;
+    const last = tape.frames[a.decisionFrame ?? a.requestFrame ?? -1];
+    return {
+      id: a.id,
+      step: a.step,
+      kind: a.kind,
+      reason: typeof r.reason === 'string' ? r.reason : '',
+      subject: jsonValue(tape, a.subject ?? null),
+      requestedAtMs: typeof r.requestedAtMs === 'number' ? r.requestedAtMs : null,
+      deadlineMs: typeof r.deadlineMs === 'number' ? r.deadlineMs : null,
+      timeout: typeof r.timeout === 'string' ? r.timeout : null,
+      onTimeout: typeof r.onTimeout === 'string' ? r.onTimeout : null,
+      deciders: Array.isArray(r.deciders) ? r.deciders.map(String) : null,
+      staged: staged
+        ? {
+            files: (staged.files ?? []).map((f) => {
+              const diff = f.diff === undefined ? null : derefValue(tape, f.diff);
+              return {
+                path: String(f.path),
+                op: String(f.op),
+                summary: String(f.summary ?? ''),
+                diff: typeof diff === 'string' ? diff : null,
+              };
+            }),
+            sql: (staged.sql ?? []).map(String),
+            mcp: (staged.mcp ?? []).map(String),
+          }
+        : null,
+      outcome: a.outcome ? (jsonValue(tape, a.outcome) as ApprovalOutcome) : null,
+      inheritedFrom: a.inheritedFrom ?? null,
+      line: last ? describeApproval(last.payload as P) : '',
+    };
+  });
+}
 
 export function verificationOf(tape: Tape): Verification {
   const c = tape.corruption;
@@ -118,6 +188,8 @@ export function unreadableRun(id: string, file: string, bytes: number, err: Tape
     rows: [],
     outcome: null,
     rolledBack: null,
+    approvals: [],
+    waiting: null,
     tokens: { input: 0, output: 0 },
     cost: null,
   };
@@ -202,6 +274,7 @@ function previewOf(s: StepFacts | undefined, tape: Tape, frames: TapeFrame[]): s
   if (s?.kind === 'tool')
     return `${s.toolName}(${textOf(s.args, 60)}) → ${textOf(s.error?.message ?? s.output, 80)}`;
   const effect = frames.find((f) => f.kind && !QUIET.has(f.kind));
+  if (effect?.kind === 'approval') return textOf(describeApproval(effect.payload as P), 200);
   if (effect) {
     const p = effect.payload as P;
     // A file name is shown escaped and quoted when it needs it, so a newline in it is not mistaken for a space.
@@ -358,6 +431,7 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
     };
   });
   const h = tape.header;
+  const approvals = approvalViews(tape);
   return {
     id,
     file: path.basename(file),
@@ -383,6 +457,8 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
     rows,
     outcome,
     rolledBack: booth.result(runEnd),
+    approvals,
+    waiting: outcome === null ? ([...approvals].reverse().find((a) => a.outcome === null) ?? null) : null,
     tokens,
     cost,
   };

@@ -1,10 +1,15 @@
 /**
  * `jbx view`'s web server: plain ES modules, HTML and CSS from src/cli/viewer/web, and a small JSON API over the tapes
- * of one folder. It listens on 127.0.0.1 only, answers only GET/HEAD, only to a Host naming this address (a
- * page on another site cannot reach it through DNS rebinding), serves only the files it lists at start, and
- * forbids inline script through its Content-Security-Policy: tape contents are untrusted and reach the page
- * as JSON, rendered as text.
+ * of one folder. It listens on 127.0.0.1 only, answers only to a Host naming this address (a page on another
+ * site cannot reach it through DNS rebinding), serves only the files it lists at start, and forbids inline
+ * script through its Content-Security-Policy: tape contents are untrusted and reach the page as JSON, rendered
+ * as text. It reads with GET/HEAD; the one thing it writes is a person's decision on a run that waits for
+ * approval (POST /api/runs/ID/decision, when given a `decide`), and only from its own page: the request must
+ * come from this origin (Origin, Sec-Fetch-Site), as JSON (which a cross-site form cannot send without a CORS
+ * preflight this server never grants), carrying the token the page read from /api/config (which another
+ * origin cannot read).
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +49,85 @@ export interface ViewerOptions {
   namespace?: string;
   /** Tape ids to read before listening, so the first page that opens them does not wait for the read. */
   preload?: string[];
+  /** Sends a person's decision to the run (the Approve / Reject buttons); without it the viewer only reads. */
+  decide?: ViewerDecide;
+  /** The name the page fills in as who decides. */
+  decider?: string;
+}
+
+export interface ViewerDecision {
+  approvalId: string;
+  verdict: 'approve' | 'reject';
+  by: string;
+  note?: string;
+  args?: Record<string, unknown>;
+}
+
+export type ViewerDecide = (
+  run: { workflowId: string; runId: string },
+  d: ViewerDecision,
+) => Promise<unknown>;
+
+/** The header that carries the page's decision token. */
+export const DECISION_TOKEN_HEADER = 'x-jukebox-token';
+const MAX_DECISION_BYTES = 64 * 1024;
+
+/** Jukebox error codes of a refused decision, and the HTTP status each answers with. */
+const DECISION_STATUS: Record<string, number> = {
+  APPROVAL_NOT_PENDING: 409,
+  APPROVAL_DECIDER_REFUSED: 403,
+  APPROVAL_DECISION_INVALID: 400,
+  TEMPORAL_UNREACHABLE: 502,
+};
+
+class DecisionRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const parts: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_DECISION_BYTES) {
+        reject(new DecisionRefused(413, `a decision is at most ${MAX_DECISION_BYTES} bytes`));
+        req.destroy();
+      } else parts.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function decisionOf(body: string): ViewerDecision {
+  let d: Record<string, unknown>;
+  try {
+    d = JSON.parse(body) as Record<string, unknown>;
+  } catch {
+    throw new DecisionRefused(400, 'the decision is not JSON');
+  }
+  const str = (v: unknown) => typeof v === 'string' && v.trim() !== '';
+  if (!d || typeof d !== 'object' || Array.isArray(d))
+    throw new DecisionRefused(400, 'a decision is a JSON object');
+  if (d.verdict !== 'approve' && d.verdict !== 'reject')
+    throw new DecisionRefused(400, 'verdict is approve or reject');
+  if (!str(d.approvalId) || !str(d.by)) throw new DecisionRefused(400, 'a decision names approvalId and by');
+  if (d.note !== undefined && typeof d.note !== 'string') throw new DecisionRefused(400, 'note is text');
+  if (d.args !== undefined && (typeof d.args !== 'object' || d.args === null || Array.isArray(d.args)))
+    throw new DecisionRefused(400, 'args is a JSON object');
+  return {
+    approvalId: String(d.approvalId),
+    verdict: d.verdict,
+    by: String(d.by).trim(),
+    ...(typeof d.note === 'string' && d.note.trim() ? { note: d.note } : {}),
+    ...(d.args !== undefined ? { args: d.args as Record<string, unknown> } : {}),
+  };
 }
 
 export interface Viewer {
@@ -87,6 +171,8 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
   const library = new TapeLibrary(dir, (h) => temporalRunUrl(ui, namespace, h.workflowId, h.runId));
   const catalog = new TapeCatalog({ dir });
   const files = staticFiles();
+  // Read by the page from /api/config (same origin only) and sent back with every decision.
+  const token = randomBytes(32).toString('hex');
   for (const id of options.preload ?? []) {
     try {
       library.run(id);
@@ -120,7 +206,14 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
 
   async function api(url: URL): Promise<unknown> {
     const parts = url.pathname.split('/').slice(2).map(decodeURIComponent);
-    if (parts[0] === 'config' && parts.length === 1) return { dir, temporalUi: ui, namespace };
+    if (parts[0] === 'config' && parts.length === 1)
+      return {
+        dir,
+        temporalUi: ui,
+        namespace,
+        decisions: options.decide !== undefined,
+        ...(options.decide ? { token, decider: options.decider ?? '' } : {}),
+      };
     if (parts[0] === 'runs' && parts.length === 1) {
       const query = queryOf(url.searchParams);
       const listing = await catalog.list();
@@ -148,15 +241,71 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     throw new TapeNotServedError(`no such endpoint: ${url.pathname}`, 404);
   }
 
+  /** POST /api/runs/ID/decision: checks where it comes from, then the run, then sends it to Temporal. */
+  async function decision(req: http.IncomingMessage, id: string): Promise<unknown> {
+    const decide = options.decide;
+    if (!decide) throw new DecisionRefused(405, 'this viewer only reads (started with --read-only)');
+    const origin = req.headers.origin;
+    if (origin !== `http://${VIEWER_HOST}:${port}` && origin !== `http://localhost:${port}`)
+      throw new DecisionRefused(
+        403,
+        `refused: a decision comes only from this viewer's own page, not ${JSON.stringify(origin ?? 'no origin')}`,
+      );
+    const site = req.headers['sec-fetch-site'];
+    if (site !== undefined && site !== 'same-origin')
+      throw new DecisionRefused(403, `refused: a ${site} request cannot decide`);
+    if (!/^application\/json(;|$)/i.test(req.headers['content-type'] ?? ''))
+      throw new DecisionRefused(415, 'a decision is sent as application/json');
+    const sent = Buffer.from(String(req.headers[DECISION_TOKEN_HEADER] ?? ''));
+    if (sent.length !== token.length || !timingSafeEqual(sent, Buffer.from(token)))
+      throw new DecisionRefused(
+        403,
+        "refused: the decision does not carry this viewer's token; reload the page",
+      );
+    const d = decisionOf(await readBody(req));
+    const run = library.run(id);
+    if (!run.header) throw new DecisionRefused(422, `tape ${id} has no readable header`);
+    if (run.waiting?.id !== d.approvalId)
+      throw new DecisionRefused(
+        409,
+        run.waiting
+          ? `the run waits for approval ${run.waiting.id}, not ${d.approvalId}; reload the page`
+          : `the tape shows no approval waiting${run.outcome ? ` (the run ended ${run.outcome.status})` : ''}`,
+      );
+    try {
+      return await decide({ workflowId: run.header.workflowId, runId: run.header.runId }, d);
+    } catch (err) {
+      const status = DECISION_STATUS[String((err as { code?: unknown }).code)];
+      if (status) throw new DecisionRefused(status, (err as Error).message);
+      throw err;
+    }
+  }
+
   const server = http.createServer(async (req, res) => {
     const head = req.method === 'HEAD';
-    if (req.method !== 'GET' && !head) {
-      res.setHeader('allow', 'GET, HEAD');
-      return json(res, 405, { error: `${req.method} is not allowed; the viewer only reads` }, false);
-    }
     const host = req.headers.host ?? '';
+    const post = req.method === 'POST';
+    if (req.method !== 'GET' && !head && !post) {
+      res.setHeader('allow', 'GET, HEAD, POST');
+      return json(res, 405, { error: `${req.method} is not allowed` }, false);
+    }
     if (host !== `${VIEWER_HOST}:${port}` && host !== `localhost:${port}`)
       return json(res, 403, { error: `refused: Host ${JSON.stringify(host)} is not this viewer` }, head);
+    if (post) {
+      const m = /^\/api\/runs\/([^/]+)\/decision$/.exec((req.url ?? '').split('?')[0] ?? '');
+      if (!m) {
+        res.setHeader('allow', 'GET, HEAD');
+        return json(res, 405, { error: 'POST is only for /api/runs/ID/decision' }, false);
+      }
+      try {
+        return json(res, 200, await decision(req, decodeURIComponent(m[1]!)), false);
+      } catch (err) {
+        if (err instanceof DecisionRefused) return json(res, err.status, { error: err.message }, false);
+        if (err instanceof TapeNotServedError) return json(res, err.status, { error: err.message }, false);
+        if (err instanceof URIError) return json(res, 400, { error: 'bad escape in the URL' }, false);
+        return json(res, 500, { error: `the decision failed: ${(err as Error).message}` }, false);
+      }
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '/', `http://${VIEWER_HOST}:${port}`);

@@ -71,6 +71,15 @@ function otlpSpan(s: ExportedSpan) {
     startTimeUnixNano: nanos(s.startUs),
     endTimeUnixNano: nanos(s.endUs),
     attributes: keyValues(s.attributes),
+    ...(s.events?.length
+      ? {
+          events: s.events.map((e) => ({
+            timeUnixNano: nanos(e.timeUs),
+            name: e.name,
+            attributes: keyValues(e.attributes),
+          })),
+        }
+      : {}),
     status: { code: STATUS[s.status.code], ...(s.status.message ? { message: s.status.message } : {}) },
   };
 }

@@ -10,6 +10,7 @@ import type { Redactor } from '../../recorder/redact';
 import { derefValue, type Tape, type TapeFrame } from '../../recorder/tape';
 import { chatContentAttributes, toolContentAttributes } from '../content';
 import {
+  APPROVAL_EVENT,
   ATTR,
   agentSpanName,
   chatSpanName,
@@ -40,6 +41,42 @@ export interface ExportedSpan {
   endUs: number;
   attributes: Attributes;
   status: { code: StatusName; message?: string };
+  /** Point-in-time events on the span: a person's approvals on the run's span. */
+  events?: SpanEvent[];
+}
+
+export interface SpanEvent {
+  name: string;
+  timeUs: number;
+  attributes: Attributes;
+}
+
+function approvalEvent(f: TapeFrame): SpanEvent {
+  const p = (f.payload ?? {}) as Payload;
+  const attributes: Attributes = {
+    'jukebox.approval.id': String(p.id),
+    'jukebox.approval.event': String(p.event),
+    'jukebox.approval.kind': String(p.kind ?? 'commit'),
+    [ATTR.step]: f.step,
+  };
+  const text = (key: string, value: unknown) => {
+    if (typeof value === 'string') attributes[key] = value;
+  };
+  if (p.event === 'request') {
+    text('jukebox.approval.reason', p.reason);
+    text('jukebox.approval.on_timeout', p.onTimeout);
+    if (typeof p.deadlineMs === 'number') attributes['jukebox.approval.deadline_ms'] = p.deadlineMs;
+  } else if (p.event === 'timeout') {
+    attributes['jukebox.approval.outcome'] = 'timedOut';
+    text('jukebox.approval.on_timeout', p.onTimeout);
+  } else {
+    attributes['jukebox.approval.outcome'] = p.verdict === 'approve' ? 'approved' : 'rejected';
+    text('jukebox.approval.by', p.by);
+    text('jukebox.approval.note', p.note);
+    text('jukebox.approval.via', p.via);
+    if (typeof p.atMs === 'number') attributes['jukebox.approval.at_ms'] = p.atMs;
+  }
+  return { name: APPROVAL_EVENT, timeUs: f.recordedAtUs, attributes };
 }
 
 /** One chat call's measurements, for the metrics. */
@@ -301,6 +338,7 @@ export function tapeTelemetry(tape: Tape, tapeOptions: TapeTelemetryOptions): Ta
     status = { code: 'ERROR', message: String(err.message ?? outcome.status) };
     attributes[ATTR.errorType] = String(err.code ?? err.type ?? err.name ?? outcome.status);
   }
+  const events = frames.filter((f) => f.kind === 'approval').map(approvalEvent);
   spans.unshift({
     traceId: ids.traceId,
     spanId: ids.rootSpanId,
@@ -310,6 +348,7 @@ export function tapeTelemetry(tape: Tape, tapeOptions: TapeTelemetryOptions): Ta
     endUs: lastUs,
     attributes,
     status,
+    ...(events.length ? { events } : {}),
   });
   return { tapeId: header.tapeId, traceId: ids.traceId, startUs, endUs: lastUs, spans, chats };
 }

@@ -11,6 +11,7 @@ import type { StagedSummary } from '../../agent/commit';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import type { Change } from '../../booth/stagedWorkspace';
 import { currentActivityTape } from '../../recorder/activityTape';
+import { APPROVAL_EVENT } from '../../telemetry/conventions';
 import { summarize } from './commitActivities';
 
 export interface ApprovalRequestedInput {
@@ -27,9 +28,6 @@ export interface ApprovalDecidedInput {
   /** A fork's: the decision of its parent run, taken over without asking (src/timetravel/fork). */
   inheritedFrom?: string;
 }
-
-/** The span event name of a decision (and of a timeout) on the step's span; docs/telemetry.md. */
-export const APPROVAL_SPAN_EVENT = 'jukebox.approval';
 
 function fileEntry(c: Change) {
   return { path: c.path, op: c.op, summary: c.summary };
@@ -102,7 +100,7 @@ export function createApprovalActivities(booth: BoothRuntime | undefined) {
       currentActivityTape()?.effect('approval', () => payload);
       // With telemetry on, the activity runs inside its own span (Temporal's interceptor); the decision is an
       // event on it. Tapes exported later carry the same event (src/telemetry/tapeExport/tapeSpans.ts).
-      trace.getActiveSpan()?.addEvent(APPROVAL_SPAN_EVENT, {
+      trace.getActiveSpan()?.addEvent(APPROVAL_EVENT, {
         'jukebox.approval.id': o.approvalId,
         'jukebox.approval.outcome': o.outcome,
         ...(o.outcome === 'timedOut'

@@ -1,7 +1,7 @@
 // jbx view: a hash router over four pages. Plain ES modules, no build step, no framework.
 
 import { renderDiff } from './diffPage.mjs';
-import { api, clear, errorBox } from './dom.mjs';
+import { clear, config, errorBox } from './dom.mjs';
 import { renderList } from './listView.mjs';
 import { renderRun } from './runPage.mjs';
 
@@ -35,7 +35,7 @@ async function route() {
   document.body.dataset.ready = location.hash || '#/';
 }
 
-api('/api/config')
+config()
   .then((c) => {
     document.getElementById('served-dir').textContent = c.dir;
   })

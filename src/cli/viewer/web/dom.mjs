@@ -102,6 +102,34 @@ export async function api(path) {
   return body;
 }
 
+let configPromise;
+/** The viewer's /api/config, fetched once: the folder, the Temporal UI, and whether (and as whom) it decides. */
+export function config() {
+  configPromise ??= api('/api/config');
+  return configPromise;
+}
+
+/** A decision to the viewer: JSON, same origin, with the token the page read from /api/config. */
+export async function postJson(path, value, token) {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: {
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'x-jukebox-token': token ?? '',
+    },
+    body: JSON.stringify(value),
+  });
+  let body;
+  try {
+    body = await res.json();
+  } catch {
+    throw new Error(`${path}: the viewer answered ${res.status} without JSON`);
+  }
+  if (!res.ok) throw new Error(body?.error ?? `${path}: HTTP ${res.status}`);
+  return body;
+}
+
 export function errorBox(err, what) {
   return h(
     'div.error-box',

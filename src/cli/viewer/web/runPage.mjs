@@ -1,5 +1,6 @@
 // One run: its header and verification status, the timeline of steps (kind, timing bar, tokens, cost, effect
 // marks), and the selected step's panel.
+import { decisionsList, waitingPanel } from './approvalPanel.mjs';
 import { api, bytes, clear, cls, errorBox, h, money, ms, when } from './dom.mjs';
 import { stepPanel } from './stepPanel.mjs';
 
@@ -197,10 +198,12 @@ function build(root, id, run) {
           ? h('span.oerr', ` ${run.outcome.error.message ?? JSON.stringify(run.outcome.error)}`)
           : null,
       )
-    : h(
-        `span.badge.${v.status === 'damaged' ? 'damaged' : 'running'}`,
-        v.status === 'damaged' ? 'damaged' : 'no outcome',
-      );
+    : run.waiting
+      ? h('span.badge.waiting', 'waiting for a person')
+      : h(
+          `span.badge.${v.status === 'damaged' ? 'damaged' : 'running'}`,
+          v.status === 'damaged' ? 'damaged' : 'no outcome',
+        );
   clear(
     root,
     h('p.crumbs', h('a', { href: '#/' }, '← Recordings')),
@@ -236,6 +239,14 @@ function build(root, id, run) {
       links,
       verificationBanner(v, run),
     ),
+    run.waiting
+      ? waitingPanel(id, run, () => {
+          // The decision is on the tape: read the run again and show what it did with it.
+          if (current?.id === id) current = null;
+          renderRun(root, id);
+        })
+      : null,
+    decisionsList(run),
     h(
       'div.split',
       h(
