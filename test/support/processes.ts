@@ -21,3 +21,49 @@ export function processesWith(marker: string): number[] {
 
 /** A sleep length no other process on the machine is likely to use, as a marker for processesWith. */
 export const uniqueSleep = (): string => `${Math.floor(1_000 + Math.random() * 8_000)}.${process.pid}`;
+
+/** Pids whose command line contains `text` anywhere (in an argument, across arguments joined by spaces). */
+export function processesMentioning(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').includes(text))
+        pids.push(Number(entry));
+    } catch {
+      // It exited meanwhile.
+    }
+  }
+  return pids;
+}
+
+/** Polls until `check` holds or `ms` pass; returns whether it held. */
+export async function within(ms: number, check: () => boolean, everyMs = 25): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** The control-group folders named `name` anywhere under /sys/fs/cgroup (every hierarchy, any depth). */
+export function cgroupsNamed(name: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue;
+      const p = `${dir}/${e.name}`;
+      if (e.name === name) out.push(p);
+      else if (depth < 6) walk(p, depth + 1);
+    }
+  };
+  walk('/sys/fs/cgroup', 0);
+  return out;
+}

@@ -2,14 +2,26 @@
  * The escape suite, shell: a command that tries to exhaust the worker (2,000 processes, 2 GiB of memory, endless
  * CPU, endless output) or to reach the kernel the sandbox does not need (new namespaces, the keyring, io_uring,
  * terminal injection) through a run's booth (`booth.shell.run`). Each checks the real targets byte for byte after
- * the attempt and after the rollback, and that nothing of the command is left running.
+ * the attempt and after the rollback, and that nothing of the command is left running. Last, a real Jukebox
+ * worker is SIGKILLed while its tool's command runs: within a second no process of the command is alive, in both
+ * views, and the next worker's start-up removes what the dead one left. (One file: the exhaustion attempts would
+ * starve the machine of the CPU the dying processes need, were they to run at the same time.)
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Connection } from '@temporalio/client';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { BoothRuntime, type ShadowBooth, type ShadowBoothConfig } from '../../../src/booth/shadowBooth';
 import { ShellLimitError, type StagedShellOptions } from '../../../src/booth/shell';
-import { processesWith } from './processes';
+import { makeGroups, probeCgroups } from '../../../src/booth/shell/cgroups';
+import { commandName } from '../../../src/booth/shell/owner';
+import { startAgent } from '../../../src/temporal';
+import { cgroupsNamed, processesMentioning, within } from '../../support/processes';
+import { spawnWorker, type WorkerProcess } from '../../support/workerProcess';
+import type { BoothScenario } from '../../temporal/workflow/fixtures/boothWorkflows';
 import { fingerprint, makeWorld, type World } from './targets';
 
 let world: World;
@@ -45,7 +57,7 @@ async function attempt(command: string, marker: string, timeoutMs = 120_000): Pr
   const before = targets();
   const booth: ShadowBooth = await runtime.open('wf', `run${++runs}`);
   const out = await booth.shell.run(command, { timeoutMs }).catch((e: unknown) => e);
-  expect(processesWith(marker)).toEqual([]);
+  expect(processesMentioning(marker)).toEqual([]);
   expect(targets()).toEqual(before);
   await booth.discard();
   expect(targets()).toEqual(before);
@@ -173,5 +185,135 @@ describe('the seccomp filter refuses what a command never needs', () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.split('\n').sort()).toEqual(['', '2', 'child']);
     expect(r.seccomp).toBe(true);
+  });
+});
+
+describe("a worker's start-up sweeps what commands of dead workers left", () => {
+  it('kills the processes still in their control groups, removes the groups and the scratch folders', async () => {
+    const scratch = path.join(world.base, 'scratch');
+    const own = commandName();
+    // A worker that is gone: this boot, a pid that exists no more (or, if reused, started at another time).
+    const dead = own.replace(/^jbx-shell-([0-9a-f]{8})-\d+-\d+-/, 'jbx-shell-$1-4194300-1-');
+    for (const name of [own, dead]) fs.mkdirSync(path.join(scratch, name, 'upper/work'), { recursive: true });
+    fs.chmodSync(path.join(scratch, dead, 'upper/work'), 0);
+    const layout = await probeCgroups();
+    const groups = (await makeGroups(layout, dead, { memoryBytes: 1024 ** 3, processes: 16 }))!;
+    const orphan = spawn('/bin/sh', ['-c', `echo $$ > ${groups.procs[0]} && exec sleep 3176`], {
+      stdio: 'ignore',
+      detached: true,
+    });
+    expect(await within(5_000, () => processesMentioning('sleep 3176').length === 1)).toBe(true);
+    const { swept } = await runtime.start();
+    expect(swept.scratch).toEqual([dead]);
+    expect(swept.groups).toContain(dead);
+    expect(processesMentioning('sleep 3176')).toEqual([]);
+    expect(cgroupsNamed(dead)).toEqual([]);
+    expect(fs.readdirSync(scratch)).toEqual([own]);
+    orphan.unref();
+  });
+});
+
+const ENTRY = 'test/booth/escape/fixtures/shellWorker.ts';
+
+describe('a shell command dies with its worker', () => {
+  let connection: Connection;
+  const workers: WorkerProcess[] = [];
+  const bundleDir = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-shell-worker-'));
+
+  beforeAll(async () => {
+    connection = await Connection.connect({ address: temporalConfigFromEnv().address });
+  });
+  afterAll(async () => {
+    for (const w of workers) await w.kill();
+    await connection?.close();
+    fs.rmSync(bundleDir, { recursive: true, force: true });
+  });
+
+  it.each(['overlay', 'copy'] as const)('%s view: worker SIGKILLed mid-command', async (view) => {
+    const world: World = makeWorld();
+    try {
+      const scratch = path.join(world.base, 'scratch');
+      fs.mkdirSync(scratch);
+      const marker = `${view === 'overlay' ? 31810 : 31820}`;
+      const env = {
+        JUKEBOX_WORKSPACE: world.workspace,
+        JUKEBOX_STAGING: world.staging,
+        JUKEBOX_SCRATCH: scratch,
+        JUKEBOX_SHELL_VIEW: view,
+        JUKEBOX_TASK_QUEUE: `shell-dies-${view}-${Date.now().toString(36)}`,
+        JUKEBOX_BUNDLE_FILE: path.join(bundleDir, 'workflows.bundle.js'),
+      };
+      const before = fingerprint([world.workspace, world.outside]);
+      const first = await spawnWorker(env, 90_000, ENTRY);
+      workers.push(first);
+      // Its own scratch folder is new; control groups of other dead workers on this machine may be swept.
+      expect(first.output()).toContain('swept {"scratch":[],"groups":[');
+      const handle = await startAgent<BoothScenario, unknown>(
+        'boothAgent',
+        {
+          stage: [
+            {
+              tool: 'run_shell',
+              args: {
+                command: `sleep ${marker}1 & (sleep ${marker}2 &) ; sleep ${marker}3; echo > never.txt`,
+              },
+            },
+          ],
+        },
+        {
+          connection,
+          namespace: temporalConfigFromEnv().namespace,
+          taskQueue: env.JUKEBOX_TASK_QUEUE,
+          runOptions: { maximumAttempts: 1 },
+        },
+      );
+      expect(
+        await within(60_000, () =>
+          [1, 2, 3].every((i) => processesMentioning(`sleep ${marker}${i}`).length > 0),
+        ),
+        first.output(),
+      ).toBe(true);
+      const [name] = fs.readdirSync(scratch);
+      expect(name).toMatch(/^jbx-shell-/);
+      // The chain: the overlay script (overlay view), bwrap and its sandbox's first process.
+      const chain = view === 'overlay' ? 3 : 2;
+      expect(await within(5_000, () => processesMentioning(name!).length >= chain)).toBe(true);
+      expect(cgroupsNamed(name!).length).toBeGreaterThan(0);
+
+      await first.kill('SIGKILL');
+      const gone = () =>
+        processesMentioning(`sleep ${marker}`).length === 0 && processesMentioning(name!).length === 0;
+      const killedAt = Date.now();
+      const goneInTime = await within(1_000, gone);
+      const left = () =>
+        [...processesMentioning(`sleep ${marker}`), ...processesMentioning(name!)].map((pid) => {
+          try {
+            return `${pid} ${fs.readFileSync(`/proc/${pid}/stat`, 'utf8').slice(0, 80)}`;
+          } catch {
+            return `${pid} gone`;
+          }
+        });
+      const leftAt1s = left();
+      await within(30_000, gone);
+      expect(
+        goneInTime,
+        `alive 1 s after the kill: ${leftAt1s.join('; ')}; all gone after ${Date.now() - killedAt} ms`,
+      ).toBe(true);
+      await handle.terminate('the test killed its worker');
+
+      // The dead worker could not clean up its scratch folder (its groups may already be gone: any worker
+      // starting on this machine sweeps the groups of dead owners).
+      expect(fs.readdirSync(scratch)).toEqual([name]);
+      const second = await spawnWorker(env, 90_000, ENTRY);
+      workers.push(second);
+      const swept = JSON.parse(/swept (\{.*\})/.exec(second.output())![1]!) as Record<string, string[]>;
+      expect(swept.scratch).toEqual([name]);
+      expect(fs.readdirSync(scratch)).toEqual([]);
+      expect(cgroupsNamed(name!)).toEqual([]);
+      await second.kill();
+      expect(fingerprint([world.workspace, world.outside])).toEqual(before);
+    } finally {
+      world.cleanup();
+    }
   });
 });
