@@ -149,6 +149,15 @@ describe('jbx view decides on a waiting run in Chromium', () => {
         timeout: 30_000,
       })
       .toMatch(new RegExp(`approved ${pending.id} by reviewer at .* via update: checked in the viewer`));
+    // And in the timeline: the request and the decision, each on its step's row.
+    await expect
+      .poll(() => page.locator('ol.timeline li.row .preview').allTextContents(), { timeout: 30_000 })
+      .toEqual(
+        expect.arrayContaining([
+          expect.stringContaining(`asked ${pending.id} (commit): gate refund-approval`),
+          expect.stringContaining(`approved ${pending.id} by reviewer`),
+        ]),
+      );
     await page.screenshot({ path: path.join(SHOTS, 'approval-decided.png') });
     expect(pageErrors).toEqual([]);
   });

@@ -36,6 +36,7 @@ import {
 } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import { connectTestWorker } from '../../support/temporal';
+import { runJbx } from '../../timetravel/replay/jbx';
 
 const REFUND_750 = 'Refund $750 to customer C-2002: service outage credit.';
 
@@ -204,6 +205,9 @@ describe('a gate that asks a person', () => {
     expect(await fingerprint(demo)).toEqual(before);
     await expect(approve(late, { by: 'reviewer' })).rejects.toThrow(ApprovalNotPendingError);
     await expect(approve(late, { by: 'reviewer' })).rejects.toThrow(/timed out at/);
+    const cli = await runJbx(['approve', late.workflowId, '--by', 'reviewer']);
+    expect(cli.code).toBe(1);
+    expect(cli.stderr).toMatch(/already ended \(COMPLETED.*approval s\d+-1 timed out at/);
     expect(approvalFrames(await tapeOf(late)).map((f) => f.event)).toEqual(['request', 'timeout']);
 
     const refused = await start({ timeout: 1_500, onTimeout: 'refuse' });
