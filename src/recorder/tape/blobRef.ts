@@ -6,14 +6,23 @@ import { fromHex, HASH_BYTES, toHex } from './hash';
  */
 export class BlobRef {
   readonly bytes: Uint8Array;
-  readonly hash: string;
+  /**
+   * Hex, made when first asked for: decoding a conversation's node blobs makes two references each, and most
+   * are only followed by another decode, so hex-encoding every one was the largest cost of reading a timeline.
+   */
+  #hash: string | undefined;
 
   constructor(hash: Uint8Array | string) {
-    const bytes = typeof hash === 'string' ? fromHex(hash) : Uint8Array.from(hash);
+    const bytes = typeof hash === 'string' ? fromHex(hash) : new Uint8Array(hash);
     if (bytes.byteLength !== HASH_BYTES)
       throw new TypeError(`a blob hash is ${HASH_BYTES} bytes, got ${bytes.byteLength}`);
     this.bytes = bytes;
-    this.hash = toHex(bytes);
+    if (typeof hash === 'string') this.#hash = hash;
+  }
+
+  get hash(): string {
+    this.#hash ??= toHex(this.bytes);
+    return this.#hash;
   }
 
   toString(): string {

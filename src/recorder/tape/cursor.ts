@@ -4,8 +4,8 @@
  * writer can reuse it to verify a tape before appending.
  */
 import { TapeCorruptError, TapeLimitError, type TapeLocation } from './errors';
-import { CHAINED_BYTES, FRAME_HEAD_BYTES, parseFrameHead } from './frame';
-import { blake3, bytesEqual, chainNext, toHex } from './hash';
+import { CHAINED_BYTES, FRAME_HEAD_BYTES, PAYLOAD_HASH_AT, readHeadFields } from './frame';
+import { blake3, bytesEqual, bytesEqualAt, chainNext, HASH_BYTES, toHex, toHexAt } from './hash';
 import { parseHeader, type TapeHeader } from './header';
 import {
   ENCODING_MSGPACK,
@@ -16,7 +16,8 @@ import {
   type PayloadEncoding,
 } from './kinds';
 import { resolveLimits, type TapeLimits } from './limits';
-import { decodePayload, scanPayload } from './payload';
+import { PayloadProblem, scanPayload } from './payload';
+import { decodeCheckedPayload } from './payloadDecoder';
 import { payloadProblem } from './schema';
 import { decodeSeal, SEAL_PAYLOAD_BYTES } from './seal';
 import { type ByteSource, openSource } from './source';
@@ -74,6 +75,61 @@ export interface CursorOptions {
   keepBlobs?: boolean;
   /** Name used in messages when `input` is bytes. */
   name?: string;
+}
+
+/**
+ * A frame as the cursor returns it. Its two hashes are read as hex only when asked for: after verification
+ * they equal the head's own bytes, and most consumers never look at them, while hex-encoding both cost more
+ * than a frame's BLAKE3.
+ */
+class VerifiedFrame implements TapeFrame {
+  #head: Uint8Array;
+  #payloadHash: string | undefined;
+  #chain: string | undefined;
+
+  constructor(
+    readonly index: number,
+    readonly offset: number,
+    readonly length: number,
+    readonly kind: FrameKind | undefined,
+    readonly kindCode: number,
+    readonly step: number,
+    readonly recordedAtUs: number,
+    readonly encoding: PayloadEncoding,
+    readonly payload: unknown,
+    readonly refs: string[],
+    head: Uint8Array,
+  ) {
+    this.#head = head;
+  }
+
+  get payloadHash(): string {
+    this.#payloadHash ??= toHexAt(this.#head, PAYLOAD_HASH_AT, HASH_BYTES);
+    return this.#payloadHash;
+  }
+
+  get chain(): string {
+    this.#chain ??= toHexAt(this.#head, CHAINED_BYTES, HASH_BYTES);
+    return this.#chain;
+  }
+
+  /** Both hashes as fields, as the plain object this frame stands for. */
+  toJSON(): TapeFrame {
+    return {
+      index: this.index,
+      offset: this.offset,
+      length: this.length,
+      kind: this.kind,
+      kindCode: this.kindCode,
+      step: this.step,
+      recordedAtUs: this.recordedAtUs,
+      encoding: this.encoding,
+      payloadHash: this.payloadHash,
+      chain: this.chain,
+      payload: this.payload,
+      refs: this.refs,
+    };
+  }
 }
 
 export class TapeCursor {
@@ -158,14 +214,15 @@ export class TapeCursor {
     }
     // A crash can leave a partial frame, or a zero-filled extent where the filesystem grew the file first.
     if (left < FRAME_HEAD_BYTES) return this.tear();
+    // The head's fields are read where they lie in the source's window: no per-frame copies of its hashes.
     const headBytes = this.source.read(start, FRAME_HEAD_BYTES);
-    const head = parseFrameHead(headBytes);
+    const head = readHeadFields(headBytes);
     if (head.length === 0 && this.zeroFrom(start)) return this.tear();
     const chain = chainNext(this.chainBytes, headBytes.subarray(0, CHAINED_BYTES));
-    if (!bytesEqual(chain, head.chain)) {
+    if (!bytesEqualAt(chain, 0, headBytes, CHAINED_BYTES, HASH_BYTES)) {
       throw this.corrupt(
         'chain',
-        `chain hash mismatch (stored ${toHex(head.chain)}, expected ${toHex(chain)}): this frame's head was edited, or frames were removed or reordered before it`,
+        `chain hash mismatch (stored ${toHexAt(headBytes, CHAINED_BYTES, HASH_BYTES)}, expected ${toHex(chain)}): this frame's head was edited, or frames were removed or reordered before it`,
       );
     }
     if (head.length < FRAME_HEAD_BYTES) {
@@ -190,34 +247,27 @@ export class TapeCursor {
       throw this.corrupt('encoding', `unknown payload encoding ${head.encoding}`, start + 5);
     const payload = this.source.read(start + FRAME_HEAD_BYTES, head.length - FRAME_HEAD_BYTES);
     const payloadHash = blake3(payload);
-    if (!bytesEqual(payloadHash, head.payloadHash)) {
+    if (!bytesEqualAt(payloadHash, 0, headBytes, PAYLOAD_HASH_AT, HASH_BYTES)) {
       throw this.corrupt(
         'payload-hash',
-        `payload hash mismatch (stored ${toHex(head.payloadHash)}, computed ${toHex(payloadHash)})`,
+        `payload hash mismatch (stored ${toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES)}, computed ${toHex(payloadHash)})`,
       );
     }
     const kind = kindName(head.kind);
-    const hashHex = toHex(payloadHash);
     const refs: string[] = [];
     let value: unknown = payload;
     if (head.encoding === ENCODING_MSGPACK) {
-      const problem = scanPayload(payload, this.limits, refs);
-      if (problem) {
-        if (problem.limit) throw new TapeLimitError(problem.limit, problem.detail, this.loc());
-        throw this.corrupt(problem.reason, problem.detail);
+      // A blob is only checked here (its consumer decodes it when it needs it); any other payload is checked
+      // and decoded in one pass.
+      const decoded =
+        kind === 'blob'
+          ? scanPayload(payload, this.limits, refs)
+          : decodeCheckedPayload(payload, this.limits, refs);
+      if (decoded instanceof PayloadProblem) {
+        if (decoded.limit) throw new TapeLimitError(decoded.limit, decoded.detail, this.loc());
+        throw this.corrupt(decoded.reason, decoded.detail);
       }
-      if (kind !== 'blob') {
-        try {
-          value = decodePayload(payload);
-        } catch (err) {
-          throw this.corrupt(
-            'payload-decode',
-            `payload does not decode: ${(err as Error).message}`,
-            undefined,
-            err,
-          );
-        }
-      }
+      if (kind !== 'blob') value = decoded;
     }
     for (const r of refs) {
       if (!this.blobs.has(r))
@@ -245,6 +295,7 @@ export class TapeCursor {
       this.seal = value as SealInfo;
       this.sealed = true;
     } else if (kind === 'blob') {
+      const hashHex = toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES);
       if (this.blobs.has(hashHex))
         throw this.corrupt('duplicate-blob', `blob ${hashHex} is stored a second time`);
       this.blobs.set(hashHex, {
@@ -258,21 +309,21 @@ export class TapeCursor {
       if (bad) throw this.corrupt('schema', bad);
       if (kind === 'outcome') this.outcome = value;
     }
-    const frame: TapeFrame = {
-      index: this.frameCount,
-      offset: start,
-      length: head.length,
+    const frame = new VerifiedFrame(
+      this.frameCount,
+      start,
+      head.length,
       kind,
-      kindCode: head.kind,
-      step: head.step,
-      recordedAtUs: head.recordedAtUs,
+      head.kind,
+      head.step,
+      head.recordedAtUs,
       encoding,
-      payloadHash: hashHex,
-      chain: toHex(chain),
-      payload: value,
+      value,
       refs,
-    };
-    this.chainBytes = chain;
+      headBytes,
+    );
+    // The stored chain equals the computed one: keep the window's bytes, not another copy.
+    this.chainBytes = headBytes.subarray(CHAINED_BYTES, CHAINED_BYTES + HASH_BYTES);
     this.offset = start + head.length;
     this.frameCount++;
     if (head.step > this.maxStep) this.maxStep = head.step;

@@ -3,11 +3,13 @@
  * authenticate a frame's length field before trusting it: that is what separates a torn tail (a verified head
  * whose payload never reached the disk) from a corrupt length.
  */
-import { blake3, chainNext, HASH_BYTES } from './hash';
+import { blake3, chainNext } from './hash';
 
 export const FRAME_HEAD_BYTES = 84;
 /** Bytes 0..52 (everything before the chain hash) feed the chain. */
 export const CHAINED_BYTES = 52;
+/** Where the payload's BLAKE3 sits in the head. */
+export const PAYLOAD_HASH_AT = 20;
 
 export interface FrameFields {
   kind: number;
@@ -46,23 +48,24 @@ export function encodeFrame(
 export interface FrameHead extends FrameFields {
   length: number;
   reserved: number;
-  payloadHash: Uint8Array;
-  chain: Uint8Array;
 }
 
-/** Pure field extraction from `head` (at least FRAME_HEAD_BYTES long); validation is the reader's job. */
-export function parseFrameHead(head: Uint8Array): FrameHead {
-  const view = new DataView(head.buffer, head.byteOffset, FRAME_HEAD_BYTES);
-  const recorded = view.getBigUint64(12, true);
+const u32 = (b: Uint8Array, at: number) =>
+  (b[at]! | (b[at + 1]! << 8) | (b[at + 2]! << 16) | (b[at + 3]! << 24)) >>> 0;
+
+/**
+ * The head's integer fields (`head` at least FRAME_HEAD_BYTES long), read without a copy or a DataView: the
+ * reader's per-frame path. The two hashes are compared where they lie. Validation is the reader's job.
+ */
+export function readHeadFields(head: Uint8Array): FrameHead {
   return {
-    length: view.getUint32(0, true),
-    kind: view.getUint8(4),
-    encoding: view.getUint8(5),
-    reserved: view.getUint16(6, true),
-    step: view.getUint32(8, true),
-    // Above 2^53 µs (year 2255) precision is lost; a reader reports, it does not reject, such a stamp.
-    recordedAtUs: Number(recorded),
-    payloadHash: head.slice(20, 20 + HASH_BYTES),
-    chain: head.slice(CHAINED_BYTES, CHAINED_BYTES + HASH_BYTES),
+    length: u32(head, 0),
+    kind: head[4]!,
+    encoding: head[5]!,
+    reserved: head[6]! | (head[7]! << 8),
+    step: u32(head, 8),
+    // Above 2^53 µs (year 2255) precision is lost, rounded once as Number(BigInt) rounds; a reader reports, it
+    // does not reject, such a stamp.
+    recordedAtUs: u32(head, 16) * 0x1_0000_0000 + u32(head, 12),
   };
 }

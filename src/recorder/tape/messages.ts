@@ -7,7 +7,9 @@
 import { BlobRef, blobRef } from './blobRef';
 import type { TapeBlob } from './cursor';
 import { TapeUsageError } from './errors';
-import { decodePayload } from './payload';
+import { DEFAULT_LIMITS } from './limits';
+import { decodePayload, PayloadProblem } from './payload';
+import { decodeCheckedPayload } from './payloadDecoder';
 import type { Tape } from './reader';
 import type { TapeWriter } from './writer';
 
@@ -25,9 +27,14 @@ export async function internMessages(
   return head;
 }
 
-/** Decodes a blob stored with MessagePack encoding (or returns the bytes of a raw one). */
+/**
+ * Decodes a blob stored with MessagePack encoding (or returns the bytes of a raw one). The reader checked its
+ * bytes against the tape's limits; a blob only a reader with raised limits accepted decodes the slower way.
+ */
 export function decodeBlob(blob: TapeBlob): unknown {
-  return blob.encoding === 'msgpack' ? decodePayload(blob.bytes) : blob.bytes;
+  if (blob.encoding !== 'msgpack') return blob.bytes;
+  const value = decodeCheckedPayload(blob.bytes, DEFAULT_LIMITS);
+  return value instanceof PayloadProblem ? decodePayload(blob.bytes) : value;
 }
 
 type Blobs = ReadonlyMap<string, TapeBlob>;
@@ -80,10 +87,18 @@ export function resolveMessages(
   const blobs = source instanceof Map ? source : (source as Pick<Tape, 'blobs'>).blobs;
   if (conversation === null || conversation === undefined) return [];
   if (Array.isArray(conversation)) return conversation.map((r) => blobValue(blobs, r, 'message', memo));
+  const resolved = memo ? resolvedChains(memo) : undefined;
   const out: unknown[] = [];
+  let prefix: unknown[] = [];
   // A node can only reference blobs stored before it, so chains cannot cycle; the blob count bounds the walk.
   let node: BlobRef | string | null = conversation as BlobRef | string;
   while (node !== null) {
+    const known = resolved?.get(blobRef(node).hash);
+    if (known) {
+      // The conversation as an earlier step sent it: only the messages added since are decoded.
+      prefix = known;
+      break;
+    }
     if (out.length > blobs.size)
       throw new TapeUsageError('conversation chain is longer than the tape has blobs');
     const parts = conversationNode(blobValue(blobs, node, 'conversation node'));
@@ -94,5 +109,20 @@ export function resolveMessages(
     out.push(blobValue(blobs, parts.message, 'message', memo));
     node = parts.prev;
   }
-  return out.reverse();
+  const messages = prefix.concat(out.reverse());
+  if (!resolved) return messages;
+  resolved.set(blobRef(conversation as BlobRef | string).hash, messages);
+  return messages.slice();
+}
+
+const chainMemos = new WeakMap<Map<string, unknown>, Map<string, unknown[]>>();
+
+/** The messages of each conversation head resolved with a memo, so a later step walks only its new nodes. */
+function resolvedChains(memo: Map<string, unknown>): Map<string, unknown[]> {
+  let chains = chainMemos.get(memo);
+  if (!chains) {
+    chains = new Map();
+    chainMemos.set(memo, chains);
+  }
+  return chains;
 }

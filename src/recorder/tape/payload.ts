@@ -3,7 +3,7 @@
  * scanned structurally before decoding, because the MessagePack decoder trusts declared lengths and would
  * preallocate or recurse on hostile input; the scan allocates nothing and enforces TapeLimits.
  */
-import { decode, Encoder, ExtensionCodec } from '@msgpack/msgpack';
+import { Decoder, Encoder, ExtensionCodec } from '@msgpack/msgpack';
 import { BlobRef } from './blobRef';
 import { HASH_BYTES, toHex } from './hash';
 import type { TapeLimits } from './limits';
@@ -50,11 +50,8 @@ export function scanPayload(
   const keyed: boolean[] = [];
   let pos = 0;
   let values = 0;
-  // Made once per scan, not per value: the project runs under tsx, whose transform wraps every closure it
-  // creates in a naming call, which showed up in recording profiles.
-  const short = () =>
-    new PayloadProblem('payload-decode', `payload ends inside a value at payload byte ${pos}`);
-  const need = (n: number) => pos + n <= end;
+  // No closures here: the project runs under tsx, whose transform wraps every closure a call creates in a
+  // naming call (Object.defineProperty), which cost more than the scan itself in reading profiles.
 
   if (end === 0) return new PayloadProblem('payload-decode', 'empty MessagePack payload');
   do {
@@ -68,7 +65,7 @@ export function scanPayload(
     const top = remaining.length - 1;
     const isKey = top >= 0 && keyed[top] === true && (remaining[top] ?? 0) % 2 === 0;
     if (top >= 0) remaining[top] = (remaining[top] ?? 0) - 1;
-    if (pos >= end) return short();
+    if (pos >= end) return shortPayload(pos);
     const b = bytes[pos++] ?? 0;
     let strLen = -1;
     let binLen = -1;
@@ -90,21 +87,21 @@ export function scanPayload(
           break;
         case 0xc4:
         case 0xd9:
-          if (!need(1)) return short();
+          if (pos + 1 > end) return shortPayload(pos);
           if (b === 0xc4) binLen = view.getUint8(pos);
           else strLen = view.getUint8(pos);
           pos += 1;
           break;
         case 0xc5:
         case 0xda:
-          if (!need(2)) return short();
+          if (pos + 2 > end) return shortPayload(pos);
           if (b === 0xc5) binLen = view.getUint16(pos);
           else strLen = view.getUint16(pos);
           pos += 2;
           break;
         case 0xc6:
         case 0xdb:
-          if (!need(4)) return short();
+          if (pos + 4 > end) return shortPayload(pos);
           if (b === 0xc6) binLen = view.getUint32(pos);
           else strLen = view.getUint32(pos);
           pos += 4;
@@ -113,7 +110,7 @@ export function scanPayload(
         case 0xc8:
         case 0xc9: {
           const n = b === 0xc7 ? 1 : b === 0xc8 ? 2 : 4;
-          if (!need(n + 1)) return short();
+          if (pos + (n + 1) > end) return shortPayload(pos);
           extLen = n === 1 ? view.getUint8(pos) : n === 2 ? view.getUint16(pos) : view.getUint32(pos);
           pos += n;
           break;
@@ -149,14 +146,14 @@ export function scanPayload(
           break;
         case 0xdc:
         case 0xde:
-          if (!need(2)) return short();
+          if (pos + 2 > end) return shortPayload(pos);
           children = view.getUint16(pos);
           map = b === 0xde;
           pos += 2;
           break;
         case 0xdd:
         case 0xdf:
-          if (!need(4)) return short();
+          if (pos + 4 > end) return shortPayload(pos);
           children = view.getUint32(pos);
           map = b === 0xdf;
           pos += 4;
@@ -172,7 +169,7 @@ export function scanPayload(
       return new PayloadProblem('payload-decode', `map key at payload byte ${pos - 1} is not a string`);
     }
     if (fixed > 0) {
-      if (pos + fixed > end) return short();
+      if (pos + fixed > end) return shortPayload(pos);
       pos += fixed;
     } else if (strLen >= 0 || binLen >= 0) {
       const len = strLen >= 0 ? strLen : binLen;
@@ -183,7 +180,7 @@ export function scanPayload(
           'maxStringBytes',
         );
       }
-      if (pos + len > end) return short();
+      if (pos + len > end) return shortPayload(pos);
       if (
         isKey &&
         len === 9 &&
@@ -194,7 +191,7 @@ export function scanPayload(
       }
       pos += len;
     } else if (extLen >= 0) {
-      if (pos + 1 + extLen > end) return short();
+      if (pos + 1 + extLen > end) return shortPayload(pos);
       const type = view.getInt8(pos);
       if (type !== BLOB_REF_EXT || extLen !== HASH_BYTES) {
         return new PayloadProblem(
@@ -207,7 +204,7 @@ export function scanPayload(
     } else if (children > 0) {
       const count = map ? children * 2 : children;
       // Every value takes at least one byte, so a count beyond the bytes left is a lie, not a big payload.
-      if (count > end - pos) return short();
+      if (count > end - pos) return shortPayload(pos);
       if (remaining.length + 1 > limits.maxDepth) {
         return new PayloadProblem('payload-depth', `nesting deeper than ${limits.maxDepth}`, 'maxDepth');
       }
@@ -223,7 +220,14 @@ export function scanPayload(
   return undefined;
 }
 
+function shortPayload(pos: number): PayloadProblem {
+  return new PayloadProblem('payload-decode', `payload ends inside a value at payload byte ${pos}`);
+}
+
+/** One decoder for every payload (it copes with being re-entered), not one built per call. */
+const decoder = new Decoder({ extensionCodec: codec, useBigInt64: false });
+
 /** Only call after scanPayload accepted the bytes (which also collects the blob references). */
 export function decodePayload(bytes: Uint8Array): unknown {
-  return decode(bytes, { extensionCodec: codec, useBigInt64: false });
+  return decoder.decode(bytes);
 }
