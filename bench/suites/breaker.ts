@@ -128,7 +128,7 @@ export const breakerSuite: BenchSuite = {
         for (let i = 0; i < n; i++) {
           const f = await extractFeatures({ text: TEXT(i) }, config);
           b.observeMessage('a', f);
-          b.observeSpend('a', { startMs: i * 1000, endMs: i * 1000 + 900, tokens: 100, usd: 1e-6 });
+          b.observeSpend('a', { startMs: i * 1000, endMs: i * 1000 + 900, outputTokens: 100, usd: 1e-6 });
           all.push(f);
         }
         const state = JSON.stringify([...(b as unknown as { tracks: Map<string, unknown> }).tracks]);
@@ -177,7 +177,7 @@ export const breakerSuite: BenchSuite = {
         });
         const s = performance.now();
         b.observeMessage('a', await extractFeatures({ text: response.text }, config, { embedder }));
-        b.observeSpend('a', { startMs: t0, endMs: performance.now(), tokens: 1, usd: 1e-6 });
+        b.observeSpend('a', { startMs: t0, endMs: performance.now(), outputTokens: 1, usd: 1e-6 });
         inBreaker += performance.now() - s;
         if (i >= 2) {
           stepMs.push(performance.now() - t0);

@@ -32,7 +32,7 @@ const RUNS = 7;
  * The breaker stays on (its per-step work is part of what a Jukebox step costs) with a spend velocity the
  * scripted model's instant answers cannot reach: at durable-step speed they stream thousands of tokens a second.
  */
-const BENCH_BREAKER = { velocity: { maxTokensPerSecond: 1e9, maxUsdPerMinute: 1e9 } };
+const BENCH_BREAKER = { velocity: { maxOutputTokensPerMinute: 1e9, maxUsdPerMinute: 1e9 } };
 
 const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 

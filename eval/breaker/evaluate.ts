@@ -80,7 +80,7 @@ export async function observeConversations(
         spend: {
           startMs,
           endMs: clock,
-          tokens: response.usage.inputTokens + response.usage.outputTokens,
+          outputTokens: response.usage.outputTokens,
           usd,
         },
       });
@@ -109,11 +109,16 @@ export interface DetectorScore {
   detector: string;
   /** Looping conversations it was meant to catch (its target kinds); all loops for "overall". */
   targets: number;
+  /** Target loops it tripped on, once the loop had begun. */
   truePositives: number;
   /** Trips on healthy conversations, or before a loop started. */
   falsePositives: number;
-  precision: number;
-  recall: number;
+  /** Trips inside a loop of a kind another detector targets: not this detector's hit (never for "overall"). */
+  otherLoops: number;
+  /** Hits over all its trips; null when it never tripped. */
+  precision: number | null;
+  /** Target loops caught over target loops. */
+  recall: number | null;
   /** Median turns from the loop's start to the trip, over the loops caught (how much the loop cost first). */
   medianTurnsToTrip: number | null;
 }
@@ -125,7 +130,7 @@ function median(xs: number[]): number | null {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
+const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
 
 function score(
   detector: string,
@@ -136,7 +141,7 @@ function score(
   let targets = 0;
   let tp = 0;
   let fp = 0;
-  let allTp = 0;
+  let other = 0;
   const delays: number[] = [];
   for (const o of observed) {
     const c = o.conversation;
@@ -146,21 +151,21 @@ function score(
     if (!trip) continue;
     const inLoop = c.looping && trip.turn >= (c.loopStartsAt ?? 0);
     if (!inLoop) fp++;
+    else if (!isTarget) other++;
     else {
-      allTp++;
-      if (isTarget) {
-        tp++;
-        delays.push(trip.turn - (c.loopStartsAt ?? 0));
-      }
+      tp++;
+      delays.push(trip.turn - (c.loopStartsAt ?? 0));
     }
   }
-  // Precision counts every correct trip (a detector catching another kind's loop is still right to trip).
+  // A detector's hit is a trip inside a loop of its own kind: one that trips on another kind's loop (while
+  // that kind's own detector is off) is not what it claims to detect, so it counts against its precision.
   return {
     detector,
     targets,
     truePositives: tp,
     falsePositives: fp,
-    precision: ratio(allTp, allTp + fp),
+    otherLoops: other,
+    precision: ratio(tp, tp + fp + other),
     recall: ratio(tp, targets),
     medianTurnsToTrip: median(delays),
   };
@@ -211,8 +216,8 @@ export interface EvaluatedSet {
  */
 export function formatReport(sets: EvaluatedSet[], input: BreakerConfigInput): string {
   const lines = [
-    '| set | semantic via | detector | loops targeted | caught | false alarms | precision | recall | median turns into the loop |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| set | semantic via | detector | loops targeted | caught | false alarms | trips on other loops | precision | recall | median turns into the loop |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const s of sets)
     for (const [via, observed] of [
@@ -221,19 +226,24 @@ export function formatReport(sets: EvaluatedSet[], input: BreakerConfigInput): s
     ] as const)
       for (const r of scoreEvaluation(observed, input, s.targets))
         lines.push(
-          `| ${s.set} | ${via} | ${r.detector} | ${r.targets} | ${r.truePositives} | ${r.falsePositives} | ${r.precision.toFixed(2)} | ${r.recall.toFixed(2)} | ${r.medianTurnsToTrip ?? '-'} |`,
+          `| ${s.set} | ${via} | ${r.detector} | ${r.targets} | ${r.truePositives} | ${r.falsePositives} | ${r.otherLoops} | ${figure(r.precision)} | ${figure(r.recall)} | ${r.medianTurnsToTrip ?? '–'} |`,
         );
   return lines.join('\n');
 }
 
 export function formatScores(rows: DetectorScore[]): string {
   const lines = [
-    '| detector | loops targeted | caught | false alarms | precision | recall | median turns into the loop |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| detector | loops targeted | caught | false alarms | trips on other loops | precision | recall | median turns into the loop |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of rows)
     lines.push(
-      `| ${r.detector} | ${r.targets} | ${r.truePositives} | ${r.falsePositives} | ${r.precision.toFixed(2)} | ${r.recall.toFixed(2)} | ${r.medianTurnsToTrip ?? '-'} |`,
+      `| ${r.detector} | ${r.targets} | ${r.truePositives} | ${r.falsePositives} | ${r.otherLoops} | ${figure(r.precision)} | ${figure(r.recall)} | ${r.medianTurnsToTrip ?? '–'} |`,
     );
   return lines.join('\n');
+}
+
+/** Two decimals, or "–" for a ratio with nothing to divide by (a detector that never tripped has no precision). */
+function figure(x: number | null): string {
+  return x === null ? '–' : x.toFixed(2);
 }

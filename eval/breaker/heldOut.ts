@@ -3,6 +3,7 @@
  * to choose a threshold. Other domains (customer support, batch jobs, data notebooks, translation), other
  * vocabularies and templates, other loop kinds; the same EvalConversation shape, so the same scoring runs on it.
  */
+import { createHash } from 'node:crypto';
 import { type EvalConversation, type EvalTurn, pick, type Rand, rng, shuffle } from './conversations';
 
 export type HeldOutLoopKind =
@@ -412,4 +413,27 @@ export function heldOutSet(seed = 1207): EvalConversation[] {
       iterativeTranslation(r, i),
     );
   return out;
+}
+
+/** Sorted keys at every level, so the hash depends on the set's content, not on how the generator built it. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  return value;
+}
+
+/**
+ * SHA-256 of the held-out set as generated (every conversation, turn, label and usage) and of which detector
+ * each loop kind is meant for: the README states it, so any later edit of the set shows.
+ */
+export function heldOutSetHash(): string {
+  const content = JSON.stringify(
+    canonical({ conversations: heldOutSet(), targets: HELD_OUT_TARGET_DETECTOR }),
+  );
+  return createHash('sha256').update(content).digest('hex');
 }

@@ -8,7 +8,7 @@ import { LocalModelEmbedder } from '../../src/breaker/localEmbedder';
 import { startModelServer } from '../../src/testing/modelserver';
 import { evaluationSet, TARGET_DETECTOR } from './conversations';
 import { firstTrip, formatReport, observeConversations } from './evaluate';
-import { HELD_OUT_TARGET_DETECTOR, heldOutSet } from './heldOut';
+import { HELD_OUT_TARGET_DETECTOR, heldOutSet, heldOutSetHash } from './heldOut';
 
 async function main() {
   const server = await startModelServer({ script: { turns: [{ reply: { text: 'idle' } }] } });
@@ -35,6 +35,7 @@ async function main() {
         `${s.set}: ${looping} looping, ${s.observed.length - looping} healthy, ${turns} streamed model turns`,
       );
     }
+    console.log(`held-out set SHA-256: ${heldOutSetHash()}`);
     console.log(formatReport(sets, { capUsd: 0.5 }));
     if (process.argv.includes('--trips')) {
       const config = resolveBreakerConfig({ capUsd: 0.5 });

@@ -45,7 +45,17 @@ export interface BreakerConfig {
     driftMargin: number;
   };
   code: { similarity: number; hits: number; minTokens: number };
-  velocity: { windowMs: number; maxTokensPerSecond: number; maxUsdPerMinute: number; minSteps: number };
+  /**
+   * Spend velocity over the steps that ended in the last `windowMs`: dollars a minute (input and output at the
+   * model's prices) and output tokens a minute. Output tokens, not all tokens: the prompt a growing chat resends
+   * every step is context, not work, and counting it made a healthy run on a fast model look like a runaway.
+   */
+  velocity: {
+    windowMs: number;
+    maxOutputTokensPerMinute: number;
+    maxUsdPerMinute: number;
+    minSteps: number;
+  };
   embedder: EmbedderConfig;
   /** After a trip, how long the run waits for a jukebox.breaker.close signal before failing; 0 fails at once. */
   resumeWindowMs: number;
@@ -71,7 +81,7 @@ export const DEFAULT_BREAKER_CONFIG: Omit<BreakerConfig, 'capUsd'> = {
   tool: { hits: 2 },
   semantic: { threshold: 0.5, embeddingThreshold: 0.8, hits: 2, driftMargin: 0.02 },
   code: { similarity: 0.97, hits: 2, minTokens: 12 },
-  velocity: { windowMs: 60_000, maxTokensPerSecond: 1500, maxUsdPerMinute: 0.02, minSteps: 4 },
+  velocity: { windowMs: 60_000, maxOutputTokensPerMinute: 90_000, maxUsdPerMinute: 0.02, minSteps: 4 },
   embedder: { kind: 'local' },
   resumeWindowMs: 0,
 };
@@ -80,17 +90,23 @@ export const DEFAULT_BREAKER_CONFIG: Omit<BreakerConfig, 'capUsd'> = {
 export const DEFAULT_AGENT_CAP_USD = 2;
 
 /**
- * A single agent's spend-velocity defaults. The group defaults (tuned on the evaluation set) flag $0.02/min, which
- * one agent on a frontier model passes in normal work; a lone agent's runaway spend is the cost cap's to stop,
- * velocity only flags a burn far above normal ($0.5/min, 25k tokens/s).
+ * A single agent's spend-velocity defaults, above what a healthy run on the fastest hosted models reaches. The
+ * group defaults (tuned on the evaluation set) flag $0.02/min, which one agent on a frontier model passes in
+ * normal work; a lone agent's runaway spend is the cost cap's to stop. The fastest hosted models generate about
+ * 3,000 output tokens a second (180,000 a minute); a 100-step tool loop at that speed, half a second a step,
+ * whose conversation grows from 4,000 to 122,800 tokens, spends $3.12 a minute at gpt-4.1-mini's prices
+ * (test/breaker/healthyFastRunDoesNotTrip.test.ts). So velocity flags 300,000 output tokens a minute (5,000 a
+ * second: several generations at once on one track) or $5 a minute.
  */
 export const DEFAULT_AGENT_VELOCITY: Pick<
   BreakerConfig['velocity'],
-  'maxUsdPerMinute' | 'maxTokensPerSecond'
+  'maxUsdPerMinute' | 'maxOutputTokensPerMinute'
 > = {
-  maxUsdPerMinute: 0.5,
-  maxTokensPerSecond: 25_000,
+  maxUsdPerMinute: 5,
+  maxOutputTokensPerMinute: 300_000,
 };
+
+const VELOCITY_FIELDS = new Set(['windowMs', 'maxOutputTokensPerMinute', 'maxUsdPerMinute', 'minSteps']);
 
 /** A single agent's breaker options: everything optional, capUsd defaulting to DEFAULT_AGENT_CAP_USD. */
 export type AgentBreakerOptions = Partial<BreakerConfigInput>;
@@ -159,8 +175,16 @@ export function resolveBreakerConfig(input: BreakerConfigInput | undefined): Bre
       `must be a number in [0, 1) (got ${String(c.semantic.driftMargin)})`,
     );
   fraction('code.similarity', c.code.similarity);
+  for (const k of Object.keys(c.velocity))
+    if (!VELOCITY_FIELDS.has(k))
+      throw new BreakerConfigError(
+        `velocity.${k}`,
+        k === 'maxTokensPerSecond'
+          ? 'is no longer read: velocity counts output tokens a minute (velocity.maxOutputTokensPerMinute), not every token a second, since the prompt a growing chat resends is not spend rate'
+          : `is not a velocity setting (known: ${[...VELOCITY_FIELDS].join(', ')})`,
+      );
   positive('velocity.windowMs', c.velocity.windowMs);
-  positive('velocity.maxTokensPerSecond', c.velocity.maxTokensPerSecond);
+  positive('velocity.maxOutputTokensPerMinute', c.velocity.maxOutputTokensPerMinute);
   positive('velocity.maxUsdPerMinute', c.velocity.maxUsdPerMinute);
   positive('velocity.minSteps', c.velocity.minSteps, true);
   if (!Number.isFinite(c.resumeWindowMs) || c.resumeWindowMs < 0)

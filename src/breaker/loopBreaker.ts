@@ -7,7 +7,9 @@ import { type BreakerTrip, type DetectorName, formatUsd } from './trip';
 export interface StepSpend {
   startMs: number;
   endMs: number;
-  tokens: number;
+  /** Tokens the model generated; the prompt it was sent does not count toward velocity. */
+  outputTokens: number;
+  /** What the step cost, input and output. */
   usd: number;
 }
 
@@ -118,20 +120,21 @@ export class LoopBreaker {
     const v = this.config.velocity;
     if (!this.on.has('spend-velocity') || s.spend.length < v.minSteps) return undefined;
     const spanMs = Math.max(1000, step.endMs - s.spend[0]!.startMs);
-    const tokens = s.spend.reduce((n, e) => n + e.tokens, 0);
+    const outputTokens = s.spend.reduce((n, e) => n + e.outputTokens, 0);
     const usd = s.spend.reduce((n, e) => n + e.usd, 0);
-    const tokensPerSecond = tokens / (spanMs / 1000);
+    const outputTokensPerMinute = outputTokens / (spanMs / 60_000);
     const usdPerMinute = usd / (spanMs / 60_000);
-    if (tokensPerSecond <= v.maxTokensPerSecond && usdPerMinute <= v.maxUsdPerMinute) return undefined;
+    if (outputTokensPerMinute <= v.maxOutputTokensPerMinute && usdPerMinute <= v.maxUsdPerMinute)
+      return undefined;
     const what =
       usdPerMinute > v.maxUsdPerMinute
         ? `$${usdPerMinute.toFixed(4)}/min, over ${v.maxUsdPerMinute}`
-        : `${tokensPerSecond.toFixed(0)} tokens/s, over ${v.maxTokensPerSecond}`;
+        : `${outputTokensPerMinute.toFixed(0)} output tokens/min, over ${v.maxOutputTokensPerMinute}`;
     return {
       detector: 'spend-velocity',
       track,
       reason: `${what} across the last ${s.spend.length} steps (${(spanMs / 1000).toFixed(1)} s)`,
-      evidence: { steps: s.spend.length, spanMs, tokens, usd, tokensPerSecond, usdPerMinute },
+      evidence: { steps: s.spend.length, spanMs, outputTokens, usd, outputTokensPerMinute, usdPerMinute },
       spendUsd: s.spentUsd,
     };
   }

@@ -90,9 +90,9 @@ describe('the repetition detectors', () => {
 describe('spend detectors', () => {
   it('trip on dollars per minute over the window', () => {
     const b = breakerOf({ velocity: { maxUsdPerMinute: 0.01, minSteps: 3 } });
-    expect(b.observeSpend('a', { startMs: 0, endMs: 3000, tokens: 1000, usd: 0.001 })).toBeUndefined();
-    expect(b.observeSpend('a', { startMs: 3000, endMs: 6000, tokens: 1000, usd: 0.001 })).toBeUndefined();
-    const trip = b.observeSpend('a', { startMs: 6000, endMs: 9000, tokens: 1000, usd: 0.001 });
+    expect(b.observeSpend('a', { startMs: 0, endMs: 3000, outputTokens: 1000, usd: 0.001 })).toBeUndefined();
+    expect(b.observeSpend('a', { startMs: 3000, endMs: 6000, outputTokens: 1000, usd: 0.001 })).toBeUndefined();
+    const trip = b.observeSpend('a', { startMs: 6000, endMs: 9000, outputTokens: 1000, usd: 0.001 });
     // $0.003 in 9 s is $0.02 a minute.
     expect(trip).toMatchObject({ detector: 'spend-velocity', track: 'a' });
     expect((trip!.evidence as { usdPerMinute: number }).usdPerMinute).toBeCloseTo(0.02, 6);
@@ -100,14 +100,14 @@ describe('spend detectors', () => {
 
   it('trip on the per-track cap and count tracks apart', () => {
     const b = breakerOf({ capUsd: 0.01, detectors: ['cost-cap'] });
-    expect(b.observeSpend('a', { startMs: 0, endMs: 1, tokens: 1, usd: 0.006 })).toBeUndefined();
-    expect(b.observeSpend('b', { startMs: 0, endMs: 1, tokens: 1, usd: 0.006 })).toBeUndefined();
-    expect(b.observeSpend('a', { startMs: 1, endMs: 2, tokens: 1, usd: 0.006 })).toMatchObject({
+    expect(b.observeSpend('a', { startMs: 0, endMs: 1, outputTokens: 1, usd: 0.006 })).toBeUndefined();
+    expect(b.observeSpend('b', { startMs: 0, endMs: 1, outputTokens: 1, usd: 0.006 })).toBeUndefined();
+    expect(b.observeSpend('a', { startMs: 1, endMs: 2, outputTokens: 1, usd: 0.006 })).toMatchObject({
       detector: 'cost-cap',
       track: 'a',
     });
     b.setCap(1);
-    expect(b.observeSpend('a', { startMs: 2, endMs: 3, tokens: 1, usd: 0.006 })).toBeUndefined();
+    expect(b.observeSpend('a', { startMs: 2, endMs: 3, outputTokens: 1, usd: 0.006 })).toBeUndefined();
   });
 });
 

@@ -106,7 +106,7 @@ export class SessionBreaker {
     const spendTrip = this.breaker.observeSpend(this.session, {
       startMs,
       endMs: Date.now(),
-      tokens: r.usage.inputTokens + r.usage.outputTokens,
+      outputTokens: r.usage.outputTokens,
       usd,
     });
     if (spendTrip) return spendTrip;

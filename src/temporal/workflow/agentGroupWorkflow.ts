@@ -167,7 +167,7 @@ export async function agentGroupWorkflow(
       const spend = {
         startMs,
         endMs: Date.now(),
-        tokens: response.usage.inputTokens + response.usage.outputTokens,
+        outputTokens: response.usage.outputTokens,
         usd,
       };
       conversation.push({

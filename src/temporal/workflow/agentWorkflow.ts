@@ -235,7 +235,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
               {
                 startMs,
                 endMs: Date.now(),
-                tokens: response.usage.inputTokens + response.usage.outputTokens,
+                outputTokens: response.usage.outputTokens,
                 usd: seen.usd,
               },
               seen.features,

@@ -95,7 +95,12 @@ export class WorkflowBreaker {
     const trip = tripOf(err);
     if (!trip) throw err;
     const b = this.armed;
-    b.observeSpend(track, { startMs, endMs: Date.now(), tokens: 0, usd: trip.spendUsd - b.spentUsd(track) });
+    b.observeSpend(track, {
+      startMs,
+      endMs: Date.now(),
+      outputTokens: 0,
+      usd: trip.spendUsd - b.spentUsd(track),
+    });
     await this.onTrip(trip, true);
   }
 

@@ -8,8 +8,9 @@ import {
   formatReport,
   type ObservedConversation,
   observeConversations,
+  scoreEvaluation,
 } from '../../../eval/breaker/evaluate';
-import { HELD_OUT_TARGET_DETECTOR, heldOutSet } from '../../../eval/breaker/heldOut';
+import { HELD_OUT_TARGET_DETECTOR, heldOutSet, heldOutSetHash } from '../../../eval/breaker/heldOut';
 import { DEFAULT_BREAKER_CONFIG } from '../../../src/breaker';
 import { LocalModelEmbedder } from '../../../src/breaker/localEmbedder';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
@@ -71,6 +72,39 @@ describe('the breaker evaluation', () => {
 
   it('produces exactly the precision/recall table the README states, tuning and held-out, n-grams and embeddings', () => {
     expect(readmeTable()).toBe(formatReport(sets(), { capUsd: 0.5 }));
+  });
+
+  it('states the held-out set by its content hash, so an edit of the set shows', () => {
+    const stated = /The held-out set's SHA-256 \(`heldOutSetHash\(\)`[^)]*\) is\n`([0-9a-f]{64})`/.exec(
+      readFileSync(README, 'utf8'),
+    );
+    expect(stated?.[1]).toBe('f398de6a793c6058db9136ff03b9c966cfc5e44add00225f13ab9d46ba8f2738');
+    expect(heldOutSetHash()).toBe(stated?.[1]);
+  });
+
+  it('counts a trip inside another kind of loop against a detector, and gives "–" to one that never tripped', () => {
+    const rows = scoreEvaluation(heldOut, { capUsd: 0.5, code: { hits: 1000 } }, HELD_OUT_TARGET_DETECTOR);
+    const semantic = rows.find((r) => r.detector === 'semantic-repeat')!;
+    expect([semantic.truePositives, semantic.falsePositives, semantic.otherLoops]).toEqual([5, 2, 8]);
+    expect(semantic.precision).toBe(5 / 15);
+    const code = rows.find((r) => r.detector === 'code-repeat')!;
+    expect(code).toEqual({
+      detector: 'code-repeat',
+      targets: 5,
+      truePositives: 0,
+      falsePositives: 0,
+      otherLoops: 0,
+      precision: null,
+      recall: 0,
+      medianTurnsToTrip: null,
+    });
+    const report = formatReport([{ set: 'held-out', observed: heldOut, targets: HELD_OUT_TARGET_DETECTOR }], {
+      capUsd: 0.5,
+      code: { hits: 1000 },
+    });
+    expect(report.split('\n')).toContain(
+      '| held-out | embeddings | code-repeat | 5 | 0 | 0 | 0 | – | 0.00 | – |',
+    );
   });
 
   it('depends on its thresholds: other semantic thresholds change the figures', () => {

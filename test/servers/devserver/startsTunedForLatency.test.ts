@@ -20,7 +20,7 @@ import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../../
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import { EXAMPLE_WORKFLOWS_PATH } from '../../support/temporal';
 
-const BREAKER = { velocity: { maxTokensPerSecond: 1e9, maxUsdPerMinute: 1e9 } };
+const BREAKER = { velocity: { maxOutputTokensPerMinute: 1e9, maxUsdPerMinute: 1e9 } };
 
 describe('the dev server Jukebox starts is set up for short steps', () => {
   const cleanup: Array<() => Promise<unknown>> = [];

@@ -15,7 +15,7 @@ import { connectTestWorker } from '../../support/temporal';
 
 const STEPS = 3;
 // The breaker watches these runs like any other; the scripted model answers faster than any real one.
-const BREAKER = { velocity: { maxTokensPerSecond: 1e9, maxUsdPerMinute: 1e9 } };
+const BREAKER = { velocity: { maxOutputTokensPerMinute: 1e9, maxUsdPerMinute: 1e9 } };
 
 /** Fails its first call for each topic with a plain (retryable) error, then answers like lookup_fact. */
 function flakyLookup(failures: Map<string, number>): ToolDefinition {
