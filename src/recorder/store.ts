@@ -286,7 +286,10 @@ export class FolderTapeStore implements TapeStore {
       const result = await fn(session);
       await entry.writer?.release();
       const sync = entry.writer && this.syncOf(entry.writer);
-      const gen = sync && entry.writer?.byteLength !== before ? sync.wrote() : 0;
+      const gen =
+        sync && entry.writer?.byteLength !== before
+          ? sync.wrote(session.needsSync && this.fsync === 'step')
+          : 0;
       entry.size = entry.writer?.byteLength ?? entry.size;
       // seal() fsyncs the whole tape itself, earlier deferred frames included.
       if (entry.sealed) {

@@ -11,6 +11,8 @@ export class WriterSync {
   /** Append batches written through the writer, and how many of them a finished fsync covers. */
   private written = 0;
   private synced = 0;
+  /** The last batch someone will wait to see durable (a step-closing one); later ones are not owed an fsync. */
+  private owed = 0;
   private syncing: Promise<void> | undefined;
   private closed = false;
   private deadline: NodeJS.Timeout | undefined;
@@ -20,9 +22,16 @@ export class WriterSync {
     private readonly timings?: RecorderTimings,
   ) {}
 
-  /** Counts one append batch; returns its number for through(). */
-  wrote(): number {
-    return ++this.written;
+  /**
+   * Counts one append batch; returns its number for through(). `owed`: the batch closes a step, so its fsync is
+   * owed (now, or by the barrier or the deadline) even if the writer closes first. A batch that is not (a step's
+   * request, written before its I/O) becomes durable with the step's closing fsync, which covers the whole file
+   * whichever writer issues it.
+   */
+  wrote(owed = true): number {
+    this.written++;
+    if (owed) this.owed = this.written;
+    return this.written;
   }
 
   get pending(): boolean {
@@ -77,10 +86,16 @@ export class WriterSync {
     this.deadline.unref();
   }
 
-  /** Syncs what is still pending, then refuses further syncs. Call before closing the writer. */
+  /**
+   * Finishes an fsync under way and makes what is owed durable, then refuses further syncs. Call before closing
+   * the writer. Batches nobody is owed an fsync for are left to the step's closing fsync (through another writer
+   * of the same file, if this one closes first): an fsync per closed writer would double a step's fsyncs
+   * whenever writers are closed for other tapes.
+   */
   async close(): Promise<void> {
     clearTimeout(this.deadline);
-    if (this.pending) await this.through().catch(() => {});
+    if (this.syncing) await this.syncing.catch(() => {});
+    if (this.synced < this.owed) await this.through(this.owed).catch(() => {});
     this.closed = true;
   }
 }

@@ -185,6 +185,31 @@ describe('the tape store at its open-file limit', () => {
     expect(timings.syncs).toBe(2);
   });
 
+  it("closes a writer for another tape without an fsync of a step's request, which the step's closing fsync covers", async () => {
+    const timings = new RecorderTimings();
+    const store = new TapeStore({ dir: dir(), fsync: 'step', maxOpenTapes: 1, timings });
+    const start = (s: TapeSession) =>
+      s.append({
+        kind: 'activity.start',
+        step: 0,
+        recordedAtUs: 1,
+        payload: { activityId: '0', attempt: 1 },
+      });
+    // A step's first batch (before its I/O), then another run's step takes the only writer.
+    await store.withTape(RUN, start);
+    await store.withTape(runNo(2), start);
+    expect(timings.syncs).toBe(0);
+    // The first run's step closes through a new writer; its fsync is the step's only one.
+    await store.withTape(RUN, (s) => complete(s, 0));
+    expect(timings.syncs).toBe(1);
+    await store.close();
+    expect(timings.syncs).toBe(1);
+    expect(readTape(store.pathFor(RUN.workflowId, RUN.runId)).frames.map((f) => f.kind)).toEqual([
+      'activity.start',
+      'activity.complete',
+    ]);
+  });
+
   it('fails a step whose write failed retryably, and the run goes on from the tape on disk', async () => {
     const rec = recorder(dir(), { maxOpenTapes: 1 });
     const request = { provider: 'openai' as const, model: 'gpt-4o-mini', messages: [] };
