@@ -5,29 +5,21 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
 import {
-  ACCOUNTING_SCRIPT,
   type AccountingDemo,
-  accountingBooth,
   fingerprint,
-  prepareAccountingDemo,
   readBalance,
   tablesDigest,
 } from '../../../examples/accounting/demo';
-import { accountingTools } from '../../../examples/accounting/tools';
 import { temporalConfigFromEnv } from '../../../servers/devserver/config';
-import { BoothRuntime } from '../../../src/booth/shadowBooth';
-import { localEndpoints } from '../../../src/llm';
 import { tapeFileName } from '../../../src/recorder';
 import { startAgent, waitForApproval } from '../../../src/temporal';
-import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
+import { type AccountingWorld, accountingWorld } from '../../support/accountingWorld';
 import { openChromium } from '../../support/chromium';
-import { connectTestWorker } from '../../support/temporal';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const REQUEST = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
@@ -61,11 +53,9 @@ function startJbxView(dir: string): Promise<{ child: ChildProcess; url: string; 
 }
 
 describe('jbx view decides on a waiting run in Chromium', () => {
-  let model: ModelServer;
+  let world: AccountingWorld;
   let demo: AccountingDemo;
-  let booth: BoothRuntime;
-  let tapes: string;
-  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  let env: AccountingWorld['env'];
   let view: Awaited<ReturnType<typeof startJbxView>>;
   let context: BrowserContext;
   let page: Page;
@@ -73,19 +63,9 @@ describe('jbx view decides on a waiting run in Chromium', () => {
 
   beforeAll(async () => {
     fs.mkdirSync(SHOTS, { recursive: true });
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-view-decides-'));
-    demo = await prepareAccountingDemo(path.join(base, 'demo'));
-    tapes = path.join(base, 'tapes');
-    fs.mkdirSync(tapes);
-    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
-    booth = new BoothRuntime(accountingBooth(demo));
-    env = await connectTestWorker({
-      endpoints: localEndpoints(model.url),
-      tools: accountingTools,
-      booth,
-      tape: { dir: tapes },
-    });
-    view = await startJbxView(tapes);
+    world = await accountingWorld('view-decides');
+    ({ demo, env } = world);
+    view = await startJbxView(world.tapes);
     context = await openChromium({ width: 1440, height: 1000 });
     page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -94,9 +74,7 @@ describe('jbx view decides on a waiting run in Chromium', () => {
   afterAll(async () => {
     await context?.close();
     view?.child.kill('SIGTERM');
-    await env?.close();
-    await booth?.close();
-    await model?.close();
+    await world?.close();
   });
 
   async function waitingRun() {

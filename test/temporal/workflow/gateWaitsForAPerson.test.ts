@@ -4,24 +4,17 @@
  * the real ledger, table and outbox hash exactly as before.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
 import {
-  ACCOUNTING_SCRIPT,
   type AccountingDemo,
-  accountingBooth,
   fingerprint,
-  prepareAccountingDemo,
   readBalance,
   tablesDigest,
 } from '../../../examples/accounting/demo';
 import { readOutbox } from '../../../examples/accounting/notifyServer';
-import { accountingTools } from '../../../examples/accounting/tools';
-import { BoothRuntime } from '../../../src/booth/shadowBooth';
-import { localEndpoints } from '../../../src/llm';
 import { tapeFileName } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
 import {
@@ -34,37 +27,24 @@ import {
   startAgent,
   waitForApproval,
 } from '../../../src/temporal';
-import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
-import { connectTestWorker } from '../../support/temporal';
+import { type AccountingWorld, accountingWorld } from '../../support/accountingWorld';
 import { runJbx } from '../../timetravel/replay/jbx';
 
 const REFUND_750 = 'Refund $750 to customer C-2002: service outage credit.';
 
 describe('a gate that asks a person', () => {
-  let model: ModelServer;
+  let world: AccountingWorld;
   let demo: AccountingDemo;
-  let booth: BoothRuntime;
   let tapes: string;
-  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  let env: AccountingWorld['env'];
 
   beforeAll(async () => {
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-approval-gate-'));
-    demo = await prepareAccountingDemo(path.join(base, 'demo'));
-    tapes = path.join(base, 'tapes');
-    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
-    booth = new BoothRuntime(accountingBooth(demo));
-    env = await connectTestWorker({
-      endpoints: localEndpoints(model.url),
-      tools: accountingTools,
-      booth,
-      tape: { dir: tapes },
-    });
+    world = await accountingWorld('approval-gate');
+    ({ demo, tapes, env } = world);
   });
 
   afterAll(async () => {
-    await env?.close();
-    await booth?.close();
-    await model?.close();
+    await world?.close();
   });
 
   const start = (approval: AccountingInput['approval']) =>

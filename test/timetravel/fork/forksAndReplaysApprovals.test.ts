@@ -3,8 +3,6 @@
  * gate, a tool call approved with edited arguments, an MCP call rejected), with no network; a fork after the
  * approval step takes the parent's decision over without asking, a fork at or before it asks again.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,12 +10,8 @@ import {
   type AccountingOutput,
   accountingAgent,
 } from '../../../examples/accounting/agent';
-import { ACCOUNTING_SCRIPT, accountingBooth, prepareAccountingDemo } from '../../../examples/accounting/demo';
 import { gates } from '../../../examples/accounting/gates';
-import { accountingTools } from '../../../examples/accounting/tools';
 import type { AgentDefinition } from '../../../src/agent';
-import { BoothRuntime } from '../../../src/booth/shadowBooth';
-import { localEndpoints } from '../../../src/llm';
 import { tapeFileName } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
 import {
@@ -28,9 +22,8 @@ import {
   startFork,
   waitForApproval,
 } from '../../../src/temporal';
-import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import { readTimeline, replayTape } from '../../../src/timetravel/replay';
-import { connectTestWorker } from '../../support/temporal';
+import { type AccountingWorld, accountingWorld } from '../../support/accountingWorld';
 import {
   type ApprovalScenario,
   type ApprovalScenarioResult,
@@ -43,40 +36,34 @@ const WORKFLOWS = path.join(__dirname, 'fixtures/approvalForkWorkflows.ts');
 const ASKED_REFUND = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
 
 describe('decisions in replay and forks', () => {
-  let model: ModelServer;
+  let world: AccountingWorld;
+  let model: AccountingWorld['model'];
   let tapes: string;
-  let booth: BoothRuntime;
-  let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  let env: AccountingWorld['env'];
 
   beforeAll(async () => {
-    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-approval-timetravel-'));
-    tapes = path.join(base, 'tapes');
-    const demo = await prepareAccountingDemo(path.join(base, 'demo'));
-    model = await startModelServer({ script: ACCOUNTING_SCRIPT });
-    const config = accountingBooth(demo);
-    booth = new BoothRuntime({
-      ...config,
-      mcpServers: [
-        ...(config.mcpServers ?? []),
-        {
-          name: 'erase',
-          transport: { kind: 'in-process', createServer: () => createEraseServer(path.join(base, 'erased')) },
-        },
-      ],
-    });
-    env = await connectTestWorker({
-      endpoints: localEndpoints(model.url),
-      tools: [...accountingTools, ...boothTools(demo.database)],
+    world = await accountingWorld('approval-timetravel', {
       workflowsPath: WORKFLOWS,
-      booth,
-      tape: { dir: tapes },
+      tools: (demo) => boothTools(demo.database),
+      booth: (config, base) => ({
+        ...config,
+        mcpServers: [
+          ...(config.mcpServers ?? []),
+          {
+            name: 'erase',
+            transport: {
+              kind: 'in-process',
+              createServer: () => createEraseServer(path.join(base, 'erased')),
+            },
+          },
+        ],
+      }),
     });
+    ({ model, tapes, env } = world);
   });
 
   afterAll(async () => {
-    await env?.close();
-    await booth?.close();
-    await model?.close();
+    await world?.close();
   });
 
   const where = () => ({ connection: env.connection, namespace: env.namespace, taskQueue: env.taskQueue });
