@@ -1,8 +1,10 @@
 /**
  * A person's decisions in time travel: offline replay answers each wait from the tape (an approved or rejected
- * gate, a tool call approved with edited arguments, an MCP call rejected), with no network; a fork after the
- * approval step takes the parent's decision over without asking, a fork at or before it asks again.
+ * gate, a tool call approved with edited arguments, an MCP call rejected, deadlines that passed with either
+ * onTimeout), with no network; a fork after the approval step takes the parent's decision over without asking,
+ * a fork at or before it asks again.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -156,6 +158,81 @@ describe('decisions in replay and forks', () => {
       } as AgentDefinition<unknown, unknown>,
     });
     expect(changed.divergence).toMatchObject({ step: 0, kind: 'approval.request', fields: ['args.content'] });
+  });
+
+  it('offline replay answers a deadline that passed, both ways, with the words the run got live', async () => {
+    // A gate's ask nobody decided: 'refuse' refuses at verify, 'rollback' rolls back as a rejection would.
+    const gate = (approval: AccountingInput['approval']) =>
+      startAgent<AccountingInput, AccountingOutput>(
+        'accountingAgent',
+        { request: ASKED_REFUND, approval },
+        where(),
+      );
+    const refusedGate = await gate({ timeout: 1_500, onTimeout: 'refuse' });
+    const rolledGate = await gate({ timeout: '2s' });
+    // A tool call nobody decided, after a call that staged: 'refuse' keeps the staging, 'rollback' drops it.
+    const toolCalls = (onTimeout: 'refuse' | 'rollback') =>
+      tools({
+        calls: [
+          { tool: 'stage_file', args: { path: `before-${onTimeout}.txt`, content: 'staged first' } },
+          {
+            tool: 'stage_file',
+            args: { path: `asked-${onTimeout}.txt`, content: 'never' },
+            approval: { timeout: '1s', onTimeout },
+          },
+        ],
+        commit: true,
+      });
+    const refusedTool = await toolCalls('refuse');
+    const rolledTool = await toolCalls('rollback');
+    const live = {
+      refusedGate: (await refusedGate.result()).output,
+      rolledGate: (await rolledGate.result()).output,
+      refusedTool: (await refusedTool.result()).output,
+      rolledTool: (await rolledTool.result()).output,
+    };
+    expect(live.refusedGate).toMatchObject({
+      committed: false,
+      verdicts: [
+        {
+          gate: 'refund-approval',
+          ok: false,
+          reason: expect.stringMatching(/nobody approved it within 1500ms$/),
+        },
+      ],
+    });
+    expect(live.rolledGate).toMatchObject({
+      committed: false,
+      reason: expect.stringMatching(/^nobody approved it before its deadline \(approval s\d+-1\)/),
+      approval: { outcome: 'timedOut', onTimeout: 'rollback' },
+    });
+    expect(live.refusedTool.results[1]).toMatchObject({
+      error: 'APPROVAL_TIMED_OUT',
+      message:
+        'nobody decided on the call of tool stage_file within 1s; it did not run (what the run staged before stays staged)',
+    });
+    expect(live.rolledTool.results[1]).toMatchObject({
+      error: 'APPROVAL_TIMED_OUT',
+      message:
+        'nobody decided on the call of tool stage_file within 1s; it did not run, and what the run had staged was rolled back',
+    });
+
+    const landed = (f: string) => fs.existsSync(path.join(world.demo.workspace, f));
+    expect([landed('before-refuse.txt'), landed('asked-refuse.txt')]).toEqual([true, false]);
+    expect([landed('before-rollback.txt'), landed('asked-rollback.txt')]).toEqual([false, false]);
+
+    const served = model.requestCount();
+    for (const [name, handle, agent] of [
+      ['refusedGate', refusedGate, accountingAgent],
+      ['rolledGate', rolledGate, accountingAgent],
+      ['refusedTool', refusedTool, approvalTools],
+      ['rolledTool', rolledTool, approvalTools],
+    ] as const) {
+      const r = await replay(await tapeFile(handle), agent as never);
+      expect(r, name).toMatchObject({ status: 'match', divergence: null });
+      expect(r.output, name).toEqual(live[name]);
+    }
+    expect(model.requestCount()).toBe(served);
   });
 
   it('a fork after the approval step takes the decision over; a fork at it asks again', async () => {
