@@ -18,11 +18,18 @@ interface WindowEntry {
   features: MessageFeatures;
 }
 
-interface TrackState {
+export interface TrackState {
   window: WindowEntry[];
   spend: StepSpend[];
   spentUsd: number;
   messages: number;
+}
+
+/** Everything a LoopBreaker knows, as plain data: a run that continues as new carries it into its next segment. */
+export interface LoopBreakerState {
+  capUsd: number;
+  tracks: [string, TrackState][];
+  degraded: string[];
 }
 
 export interface TrackSnapshot {
@@ -62,6 +69,19 @@ export class LoopBreaker {
 
   get capUsd(): number {
     return this.config.capUsd;
+  }
+
+  /** The whole state, to carry into a run's next segment (restoreState()). */
+  saveState(): LoopBreakerState {
+    return { capUsd: this.config.capUsd, tracks: [...this.tracks], degraded: [...this.degraded] };
+  }
+
+  /** Takes up a state saved by saveState(): windows, spend and degraded detectors as they were. */
+  restoreState(state: LoopBreakerState): void {
+    this.setCap(state.capUsd);
+    this.tracks.clear();
+    for (const [track, s] of state.tracks) this.tracks.set(track, s);
+    this.degraded.splice(0, this.degraded.length, ...state.degraded);
   }
 
   /** Resume with a new cap (the human decision of a jukebox.breaker.close signal). */

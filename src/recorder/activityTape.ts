@@ -157,8 +157,16 @@ export class ActivityTape {
     this.path = deps.store.pathFor(run.workflowId, run.runId);
   }
 
+  /**
+   * Which attempt a frame belongs to. Activity ids restart with every Temporal run, so in a later segment of a
+   * run that continued as new (whose tape is its first segment's) the frames also name their segment's run.
+   */
   private get ids() {
-    return { activityId: this.identity.activityId, attempt: this.identity.attempt };
+    return {
+      activityId: this.identity.activityId,
+      attempt: this.identity.attempt,
+      ...(this.identity.runId !== this.run.runId ? { runId: this.identity.runId } : {}),
+    };
   }
 
   private clean(v: unknown): unknown {

@@ -11,8 +11,30 @@ export interface WithObservations {
   observations?: Observation[];
 }
 
+/**
+ * Carried on every activity input of a run's later segments (a run that continued as new): the run id of its
+ * first segment, under which its one tape and its Shadow Booth staging live.
+ */
+export interface WithRunKey {
+  runKey?: string;
+}
+
 /** Name of the activity that writes the outcome and seals the tape. */
 export const RECORD_OUTCOME_ACTIVITY = 'recordOutcome';
+
+/** Name of the activity that writes a segment frame: the run continues as new after it. */
+export const RECORD_SEGMENT_ACTIVITY = 'recordSegment';
+
+/** Why a segment ended and what its history held then (FORMAT.md, `segment`). */
+export interface RecordSegmentInput extends WithObservations {
+  /** The first step of the next segment: every step before it is done and on the tape. */
+  step: number;
+  /** This segment's number (0 for the run's first). */
+  segment: number;
+  reason: 'suggested' | 'steps' | 'history-bytes' | 'history-events';
+  historyEvents: number;
+  historyBytes: number;
+}
 
 export interface RecordOutcomeInput extends WithObservations {
   /** Steps the run started, i.e. the step index the outcome is recorded at. */

@@ -4,7 +4,7 @@
  */
 import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../llm/pricing';
 import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
-import type { RecordOutcomeInput } from './observations';
+import type { RecordOutcomeInput, RecordSegmentInput } from './observations';
 import { type RedactionOptions, Redactor } from './redact';
 import type { RunIdentity, TapeStore, TapeStoreOptions } from './store';
 import { tapeStoreFromEnv } from './storeFromEnv';
@@ -72,10 +72,17 @@ export class TapeRecorder {
     this.timings = options.timings;
   }
 
-  runOf(info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>): RunIdentity {
+  /**
+   * The run whose tape an activity writes: its workflow's, or for a later segment of a run that continued as
+   * new, the run named by `runKey` (its first segment's id), so every segment appends to one tape.
+   */
+  runOf(
+    info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
+    runKey?: string,
+  ): RunIdentity {
     return {
       workflowId: info.workflowExecution?.workflowId ?? 'no-workflow',
-      runId: info.workflowExecution?.runId ?? 'no-run',
+      runId: runKey ?? info.workflowExecution?.runId ?? 'no-run',
       workflowType: info.workflowType ?? '',
       taskQueue: info.taskQueue,
       agentCodeHash: this.agentCodeHash,
@@ -88,8 +95,9 @@ export class TapeRecorder {
       'workflowExecution' | 'workflowType' | 'taskQueue' | 'activityId' | 'attempt' | 'activityType'
     > & { isLocal?: boolean },
     step: number,
+    runKey?: string,
   ): ActivityTape {
-    const run = this.runOf(info);
+    const run = this.runOf(info, runKey);
     return new ActivityTape(
       {
         store: this.store,
@@ -100,8 +108,9 @@ export class TapeRecorder {
       },
       run,
       {
+        // The frames name the segment's own run: FORMAT.md lets them differ from the header's.
         workflowId: run.workflowId,
-        runId: run.runId,
+        runId: info.workflowExecution?.runId ?? run.runId,
         activityId: info.activityId,
         attempt: info.attempt,
         ...(info.isLocal ? { isLocal: true } : {}),
@@ -115,14 +124,18 @@ export class TapeRecorder {
   async recordOutcome(
     info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
     input: RecordOutcomeInput,
+    runKey?: string,
   ): Promise<{ sealed: boolean; path: string }> {
-    const run = this.runOf(info);
+    const run = this.runOf(info, runKey);
     const path = this.store.pathFor(run.workflowId, run.runId);
     const at = this.nowUs();
     const sealed = await this.store.withTape(run, async (s) => {
       if (s.sealed) return false;
       await writeObservations(s, input.observations ?? [], at);
       const outcome: Record<string, unknown> = { status: input.status };
+      // The last segment of a run that continued as new names its own run (FORMAT.md, `segment`).
+      const segmentRun = info.workflowExecution?.runId;
+      if (segmentRun && segmentRun !== run.runId) outcome.runId = segmentRun;
       if (input.result !== undefined)
         outcome.result = await s.putValue(toTapeValue(input.result, this.redactor) ?? null, input.step);
       if (input.error) outcome.error = toTapeValue(input.error, this.redactor);
@@ -130,6 +143,37 @@ export class TapeRecorder {
       return true;
     });
     return { sealed, path };
+  }
+
+  /**
+   * The end of a segment of a run that continues as new: the last readings, then a `segment` frame saying why
+   * and what the segment's history held. A retried call (the workflow task that continues was lost) writes the
+   * same frame again; readers take a segment's first.
+   */
+  async recordSegment(
+    info: Pick<ActivityIdentity, 'workflowExecution' | 'workflowType' | 'taskQueue'>,
+    input: RecordSegmentInput,
+    runKey?: string,
+  ): Promise<{ path: string }> {
+    const run = this.runOf(info, runKey);
+    const at = this.nowUs();
+    await this.store.withTape(run, async (s) => {
+      await writeObservations(s, input.observations ?? [], at);
+      await s.append({
+        kind: 'segment',
+        step: input.step,
+        recordedAtUs: at,
+        payload: {
+          runId: info.workflowExecution?.runId ?? run.runId,
+          segment: input.segment,
+          nextStep: input.step,
+          reason: input.reason,
+          historyEvents: input.historyEvents,
+          historyBytes: input.historyBytes,
+        },
+      });
+    });
+    return { path: this.store.pathFor(run.workflowId, run.runId) };
   }
 
   /**

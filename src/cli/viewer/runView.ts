@@ -328,7 +328,9 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
       orphans.push(f);
       continue;
     }
-    let g = byActivity.get(activityId);
+    // Activity ids restart in each segment of a run that continued as new; its later frames name their run.
+    const key = `${typeof p.runId === 'string' ? p.runId : tape.header.runId}/${activityId}`;
+    let g = byActivity.get(key);
     if (!g) {
       g = {
         step: f.step,
@@ -340,7 +342,7 @@ export function buildRunView(id: string, file: string, bytes: number, tape: Tape
         status: 'open',
         error: null,
       };
-      byActivity.set(activityId, g);
+      byActivity.set(key, g);
       groups.push(g);
       if (!byStep.has(f.step)) byStep.set(f.step, g);
     }

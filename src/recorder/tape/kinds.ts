@@ -27,6 +27,7 @@ export const FRAME_KINDS = [
   'outcome',
   'seal',
   'approval',
+  'segment',
 ] as const;
 
 export type FrameKind = (typeof FRAME_KINDS)[number];
@@ -36,7 +37,7 @@ export function kindCode(kind: FrameKind): number {
   return FRAME_KINDS.indexOf(kind) + 1;
 }
 
-/** `undefined` for codes this version does not define (24..255): readers surface them, never guess. */
+/** `undefined` for codes this version does not define (25..255): readers surface them, never guess. */
 export function kindName(code: number): FrameKind | undefined {
   return code >= 1 ? FRAME_KINDS[code - 1] : undefined;
 }
@@ -64,6 +65,7 @@ export const STEP_CLOSING_KINDS: ReadonlySet<FrameKind> = new Set<FrameKind>([
   'outcome',
   'seal',
   'approval',
+  'segment',
 ]);
 
 /** Kinds whose payload must name the activity attempt it belongs to. */

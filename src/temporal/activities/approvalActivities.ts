@@ -5,13 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { trace } from '@opentelemetry/api';
-import { Context } from '@temporalio/activity';
 import type { ApprovalKind, ApprovalOutcome, ApprovalRequest } from '../../agent/approval';
 import type { StagedSummary } from '../../agent/commit';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import type { Change } from '../../booth/stagedWorkspace';
 import { currentActivityTape } from '../../recorder/activityTape';
 import { APPROVAL_EVENT } from '../../telemetry/conventions';
+import { activityRun } from './activityRun';
 import { summarize } from './commitActivities';
 
 export interface ApprovalRequestedInput {
@@ -40,10 +40,10 @@ export function createApprovalActivities(booth: BoothRuntime | undefined) {
      * staged nothing (or a worker without a booth) has nothing to show; its staging folder is not created.
      */
     async approvalRequested(input: ApprovalRequestedInput): Promise<{ staged: StagedSummary | null }> {
-      const run = Context.current().info.workflowExecution;
+      const run = activityRun();
       let files: Change[] = [];
       let staged: StagedSummary | null = null;
-      if (booth && run && existsSync(booth.runDir(run.workflowId, run.runId))) {
+      if (booth && existsSync(booth.runDir(run.workflowId, run.runId))) {
         const opened = await booth.open(run.workflowId, run.runId);
         try {
           const changes = await opened.changeSet();

@@ -3,7 +3,6 @@
  * exactly the part a crash interrupted, and each records its commit or compensation on the run's tape. The
  * workflow (src/temporal/workflow/boothSaga.ts) orders them and compensates; all I/O is here.
  */
-import { Context } from '@temporalio/activity';
 import type { RollbackReport, StagedSummary } from '../../agent/commit';
 import type { McpCommitResult, McpCompensateResult } from '../../booth/mcp/escrow';
 import type { BoothRuntime, FilesCommitReport, ShadowBooth } from '../../booth/shadowBooth';
@@ -12,6 +11,7 @@ import type { SqlCommitResult } from '../../booth/sql';
 import { type BoothChangeSet, type GateVerdict, runGates } from '../../booth/verifiers';
 import { currentActivityTape } from '../../recorder/activityTape';
 import type { WithObservations } from '../../recorder/observations';
+import { activityRun } from './activityRun';
 
 export interface BoothStepInput extends WithObservations {
   step: number;
@@ -41,7 +41,7 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
    */
   async function withBooth<T>(fn: (booth: ShadowBooth) => Promise<T>): Promise<T> {
     if (!runtime) throw new BoothNotConfiguredError('workspace');
-    const run = Context.current().info.workflowExecution ?? { workflowId: 'no-workflow', runId: 'no-run' };
+    const run = activityRun();
     const booth = await runtime.open(run.workflowId, run.runId);
     try {
       return await fn(booth);

@@ -16,6 +16,7 @@ import type { WithObservations } from '../../recorder/observations';
 import { answerInheritedLlmStep, answerInheritedToolStep } from '../../timetravel/fork/inheritedSteps';
 import type { InheritedStep } from '../../timetravel/fork/lineage';
 import { afterStep } from '../worker/afterStep';
+import { activityKey, activityRun } from './activityRun';
 
 export interface LlmStepInput extends WithObservations {
   step: number;
@@ -74,8 +75,8 @@ export function createStepActivities(deps: StepActivityDeps) {
       const tape = currentActivityTape();
       if (input.inherit) return answerInheritedLlmStep({ ...input, inherit: input.inherit }, tape);
       await tape?.llmRequest(input.request);
-      const exec = ctx.info.workflowExecution;
-      const run = exec ? `${exec.workflowId}/${exec.runId}` : '';
+      const exec = activityRun();
+      const run = `${exec.workflowId}/${exec.runId}`;
       // Earlier answers' deferred embeddings: normally done while the workflow ran the tool steps; a miss (another
       // worker deferred it) is computed on the embedding thread while the model answers.
       if (input.breaker) features ??= new BreakerFeatureSource();
@@ -142,18 +143,18 @@ export function createStepActivities(deps: StepActivityDeps) {
       let staging: StepStaging | undefined;
       try {
         const tool = deps.tools.get(input.name);
-        const run = ctx.info.workflowExecution;
+        const run = activityRun();
         // Each attempt of a tool step stages in the step's own pending area; it becomes the run's staging with
         // the step's checkpoint, and a retry reuses a checkpointed attempt or discards a partial one.
-        const opened =
-          deps.booth && run
-            ? await deps.booth.openStep(
-                run.workflowId,
-                run.runId,
-                { id: ctx.info.activityId, attempt: ctx.info.attempt },
-                ctx.cancellationSignal,
-              )
-            : undefined;
+        const opened = deps.booth
+          ? await deps.booth.openStep(
+              run.workflowId,
+              run.runId,
+              // Unique across the segments of a run that continued as new, whose staging is one.
+              { id: activityKey(), attempt: ctx.info.attempt },
+              ctx.cancellationSignal,
+            )
+          : undefined;
         staging = opened?.staging;
         if (opened && input.approvals?.mcp) opened.booth.mcp.allow(input.approvals.mcp);
         try {

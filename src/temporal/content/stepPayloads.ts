@@ -4,12 +4,14 @@
  * tells it nothing of where the payload goes. Jukebox moves step payloads from the small threshold on (they are
  * what grows with a conversation) and anything else only from the large one, so memos that people read in the
  * Web UI and listings stay readable. A step's input is recognized by its first field (every Jukebox activity
- * input starts with `step`); a step's result is remembered by the worker's activity interceptor when the
- * activity returns it, before the SDK encodes it.
+ * input starts with `step`, a continue-as-new input's options with `continued`); a step's result is remembered
+ * by the worker's activity interceptor when the activity returns it, before the SDK encodes it.
  */
 import type { Payload } from '@temporalio/common';
 
 const STEP_INPUT = new TextEncoder().encode('{"step":');
+// The run options a segment hands the next one (src/temporal/workflow/continuation.ts): every step so far.
+const CONTINUED_RUN = new TextEncoder().encode('{"continued":');
 const decoder = new TextDecoder();
 
 function startsWith(data: Uint8Array, prefix: Uint8Array): boolean {
@@ -49,7 +51,7 @@ export class StepPayloads {
   isStep(payload: Payload): boolean {
     const data = payload.data;
     if (!data) return false;
-    if (startsWith(data, STEP_INPUT)) return true;
+    if (startsWith(data, STEP_INPUT) || startsWith(data, CONTINUED_RUN)) return true;
     return this.results.has(decoder.decode(data));
   }
 }

@@ -3,8 +3,13 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
 import { JukeboxError } from '../../errors';
 import { runWithActivityTape } from '../../recorder/activityTape';
-import { type Observation, RECORD_OUTCOME_ACTIVITY } from '../../recorder/observations';
+import {
+  type Observation,
+  RECORD_OUTCOME_ACTIVITY,
+  RECORD_SEGMENT_ACTIVITY,
+} from '../../recorder/observations';
 import type { TapeRecorder } from '../../recorder/recorder';
+import { currentRunKey } from '../activities/activityRun';
 import { TOOL_POLICIES_ACTIVITY } from '../activities/stepActivities';
 
 /**
@@ -47,14 +52,18 @@ export class TapeRecordingInterceptor implements ActivityInboundCallsInterceptor
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) {
     const ctx = Context.current();
     const info = ctx.info;
-    if (info.activityType === RECORD_OUTCOME_ACTIVITY || info.activityType === TOOL_POLICIES_ACTIVITY)
+    if (
+      info.activityType === RECORD_OUTCOME_ACTIVITY ||
+      info.activityType === RECORD_SEGMENT_ACTIVITY ||
+      info.activityType === TOOL_POLICIES_ACTIVITY
+    )
       return next(input);
     const timings = this.recorder.timings;
     const t0 = timings ? performance.now() : 0;
     let inside = 0;
     let flushedInside = 0;
     const { step, observations, rest } = splitInput(input.args[0], info.activityId);
-    const tape = this.recorder.forActivity(info, step);
+    const tape = this.recorder.forActivity(info, step, currentRunKey());
     tape.start(input.args.length > 1 ? [rest, ...input.args.slice(1)] : rest, observations);
     let result: unknown;
     try {

@@ -11,9 +11,10 @@ export interface TapeSinks extends Sinks {
   jukeboxTape: {
     /**
      * Called by the agent workflow before the command that ends a workflow task in which local steps ran: their
-     * tape frames are fsynced before the task's completion records their results in the history.
+     * tape frames are fsynced before the task's completion records their results in the history. `runKey`: the
+     * run key of a later segment of a run that continued as new, whose tape is its first segment's.
      */
-    barrier(): void;
+    barrier(runKey?: string): void;
     /**
      * Called when a plain Temporal workflow (not a Jukebox agent) ends, by the tape outcome interceptors: its
      * outcome is written and its tape sealed, as an agent's recordOutcome activity does.
@@ -27,8 +28,8 @@ export function tapeSinks(recorder: TapeRecorder | undefined): InjectedSinks<Tap
   return {
     jukeboxTape: {
       barrier: {
-        async fn(info) {
-          await recorder?.barrier(info.workflowId, info.runId);
+        async fn(info, runKey) {
+          await recorder?.barrier(info.workflowId, runKey ?? info.runId);
         },
         // A replayed task's local steps were recorded (and made durable) when it first ran.
         callDuringReplay: false,

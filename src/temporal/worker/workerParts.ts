@@ -24,6 +24,7 @@ import { FailureMappingInterceptor } from './failureMappingInterceptor';
 import { KeepAliveInterceptor } from './keepAlive';
 import { LocalTimeoutInterceptor } from './localTimeouts';
 import { TapeRecordingInterceptor } from './recorderInterceptor';
+import { RunKeyInterceptor } from './runKeyInterceptor';
 import { tapeSinks } from './tapeSinks';
 import type { WorkerTelemetry } from './workerTelemetry';
 
@@ -82,6 +83,7 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
     // typed errors.
     activityInterceptors: [
       () => ({ inbound: new AfterStepInterceptor() }),
+      () => ({ inbound: new RunKeyInterceptor() }),
       (ctx) => ({ inbound: new KeepAliveInterceptor(ctx) }),
       (ctx) => ({ inbound: new LocalTimeoutInterceptor(ctx) }),
       ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),

@@ -1,5 +1,9 @@
 import {
+  allHandlersFinished,
   CancellationScope,
+  ContinueAsNew,
+  condition,
+  continueAsNew,
   defineQuery,
   isCancellation,
   log,
@@ -10,6 +14,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { CommitReport, RollbackReport } from '../../agent/commit';
 import type {
   AgentContext,
   AgentDefinition,
@@ -32,9 +37,11 @@ import type { LlmStepResult, StepActivities } from '../activities/stepActivities
 import type { TapeSinks } from '../worker/tapeSinks';
 import { ApprovalDesk } from './approvalDesk';
 import { boothSaga } from './boothSaga';
+import { carryError, reviveError } from './carriedErrors';
 import { checkedActivities } from './checkedActivities';
+import { type CarriedStep, Continuation } from './continuation';
 import { forkedRun } from './forkedRun';
-import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
+import { type AgentRunOptions, DEFAULT_RUN_OPTIONS, runKeyOf } from './runOptions';
 import { approvedToolCall } from './toolApproval';
 import { toolSteps } from './toolSteps';
 import { WorkflowBreaker } from './workflowBreaker';
@@ -84,6 +91,8 @@ function breakerRequest(guard: WorkflowBreaker, watch: FeatureRequest): FeatureR
 export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
   const workflow = async (input: I, options: AgentRunOptions = {}): Promise<AgentRunResult<O>> => {
     const o = { ...DEFAULT_RUN_OPTIONS, ...options };
+    // A later segment of a run that continued as new names its run key on every activity input (continuation.ts).
+    const runKey = runKeyOf(o);
     const activities = checkedActivities(
       proxyActivities<StepActivities>({
         startToCloseTimeout: o.stepTimeoutMs,
@@ -94,6 +103,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
           backoffCoefficient: 2,
         },
       }),
+      runKey,
     );
     // Tool steps with their tools' own timeouts and retry policies; as local activities for tools the run marks
     // local (no heartbeat: a local activity cannot send one; retried by the worker within the workflow task).
@@ -107,7 +117,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     const barrier = () => {
       if (!localSinceBarrier) return;
       localSinceBarrier = false;
-      jukeboxTape.barrier();
+      jukeboxTape.barrier(runKey);
     };
     const recorderOptions = {
       startToCloseTimeout: 60_000,
@@ -117,11 +127,14 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         backoffCoefficient: 2,
       },
     };
-    const recorder = proxyActivities<RecorderActivities>(recorderOptions);
+    const recorder = checkedActivities(proxyActivities<RecorderActivities>(recorderOptions), runKey);
     // The same activity as a local one: sealing the tape is milliseconds of the worker's own I/O, and as a local
     // activity it runs inside the run's last workflow task, which then completes the workflow, instead of
     // costing an activity task and another workflow task. Its seal is fsynced before that task completes.
-    const localRecorder = proxyLocalActivities<RecorderActivities>(recorderOptions);
+    const localRecorder = checkedActivities(
+      proxyLocalActivities<RecorderActivities>(recorderOptions),
+      runKey,
+    );
     const steps: StepSummary[] = [];
     setHandler(progressQuery, () => steps);
     let started = 0;
@@ -148,6 +161,19 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       }
     };
 
+    // Continue-as-new between steps when Temporal suggests it or a budget is reached (continuation.ts). Behind a
+    // patch: histories recorded before it never continued, and must not start to on replay.
+    const continuation = new Continuation(
+      o.continued,
+      o.continueAsNew,
+      o.continueAsNew !== false && patched('jukebox.continue-as-new'),
+    );
+    /** A step of an earlier segment, answered again: a value, or the error the agent got then. */
+    const answered = (a: CarriedStep): unknown => {
+      if ('e' in a) throw reviveError(a.e);
+      return 'v' in a ? a.v : undefined;
+    };
+
     // The circuit breaker watches every run, one track named after the agent, unless the run or the agent says
     // `breaker: false`. Behind a patch: histories recorded before it have no breaker in them.
     const breakerOption = o.breaker !== undefined ? o.breaker : agent.breaker;
@@ -161,14 +187,21 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         // startAgent and defineAgent check this first; a client that skipped them gets the same typed error.
         throw err instanceof JukeboxError ? toApplicationFailure(err) : err;
       }
-      const breakerSteps = proxyActivities<BreakerActivities>({
-        startToCloseTimeout: 60_000,
-        retry: { maximumAttempts: o.maximumAttempts, initialInterval: o.initialRetryIntervalMs },
-      });
+      const breakerSteps = checkedActivities(
+        proxyActivities<BreakerActivities>({
+          startToCloseTimeout: 60_000,
+          retry: { maximumAttempts: o.maximumAttempts, initialInterval: o.initialRetryIntervalMs },
+        }),
+        runKey,
+      );
       guard = new WorkflowBreaker(async (trip) => {
-        await breakerSteps.breakerRecordTrip({ step: started++, trip });
+        const step = started++;
+        continuation.record(step, { k: 'trip' });
+        await breakerSteps.breakerRecordTrip({ step, trip });
       });
       guard.start(config);
+      // A later segment goes on with the windows, spend and deferred embeddings the run had.
+      if (o.continued?.breaker) guard.restoreState(o.continued.breaker);
       // A tool turn's embedding comes back with the next model step (WorkflowBreaker.pendingEmbeddings): the
       // detectors never compare a tool turn's own meaning, only later messages with it.
       watch = { minChars: config.minChars, embedder: config.embedder, deferToolTurnEmbeddings: true };
@@ -185,30 +218,94 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
           startToCloseTimeout: Math.max(60_000, o.stepTimeoutMs),
           heartbeatTimeout: o.heartbeatTimeoutMs,
         }),
+        runKey,
       ),
       input,
+      o.continued !== undefined,
     );
 
     // Where gates, tools and MCP calls wait for a person (its update, signal and query handlers issue no commands).
-    const desk = new ApprovalDesk(info.taskQueue);
-    if (o.fork) desk.inherit(lineage.approval, o.fork.parentTapeId);
+    const desk = new ApprovalDesk(info.taskQueue, runKey);
+    if (o.fork && !o.continued) desk.inherit(lineage.approval, o.fork.parentTapeId);
+    if (o.continued?.approvals) desk.restoreState(o.continued.approvals);
     const booth = boothSaga(o, desk);
     // Whether the booth may hold staged changes that neither ctx.commit nor ctx.rollback settled: any tool that ran
     // with the booth may have staged, and a fork starts from the parent's restored staging.
     let unsettled = o.fork !== undefined;
+
+    // Between two steps, the run may continue as new: the step about to start never gets an answer (nor does any
+    // step the agent starts after it), the agent stays suspended, and the run goes on in its next segment.
+    let inFlight = 0;
+    let continuing: ReturnType<Continuation['due']>;
+    let requestContinue: (reason: NonNullable<ReturnType<Continuation['due']>>) => void = () => {};
+    const continueRequested = new Promise<NonNullable<ReturnType<Continuation['due']>>>((resolve) => {
+      requestContinue = resolve;
+    });
+    const suspended = new Promise<never>(() => {});
+    const atBoundary = (): boolean => {
+      if (continuing) return true;
+      // A fork continues only once its inherited steps are behind it; never with a step or a handler running.
+      if (inFlight > 0 || (o.fork && started < o.fork.forkStep && !o.continued) || !allHandlersFinished())
+        return false;
+      continuing = continuation.due(started);
+      if (continuing) requestContinue(continuing);
+      return continuing !== undefined;
+    };
+    const live = async <T>(step: number, kind: CarriedStep['k'], run: () => Promise<T>): Promise<T> => {
+      inFlight++;
+      try {
+        const value = await run();
+        continuation.record(step, { k: kind, v: value } as CarriedStep);
+        return value;
+      } catch (err) {
+        continuation.record(step, { k: kind, e: carryError(err) } as CarriedStep);
+        throw err;
+      } finally {
+        inFlight--;
+      }
+    };
+
+    /** A random or clock reading: one an earlier segment made (on the tape already), or a fresh one. */
+    const read = (kind: 'r' | 'c', fresh: () => number): number => {
+      const seq = observed++;
+      const carried = continuation.reading(kind);
+      if (carried !== undefined) return carried;
+      const value = fresh();
+      observations.push(
+        kind === 'r'
+          ? { kind: 'random', seq, step: started, value }
+          : { kind: 'clock', seq, step: started, nowMs: value },
+      );
+      continuation.recordReading(kind, value);
+      return value;
+    };
+
     const ctx: AgentContext = {
       get steps() {
         return started;
       },
       workflowId: info.workflowId,
-      runId: info.runId,
+      // The run's own id in every segment: its first one's.
+      runId: runKey ?? info.runId,
       async llm(request) {
         barrier();
         for (;;) {
+          if (atBoundary()) return suspended;
           const step = started++;
           const sent = lineage.request(step, request);
+          const carried = continuation.answer(step, 'llm');
+          if (carried) {
+            // The cost cap cut it short and a person resumed the run: the same call went out again.
+            if ('resumed' in carried) continue;
+            const response = answered(carried) as LlmResponse;
+            steps.push(summarizeLlm(step, response));
+            // A breaker trip this answer caused was recorded as a step of its own.
+            while (continuation.isCarriedTrip(started)) answered(continuation.answer(started++, 'trip')!);
+            return response;
+          }
           const startMs = Date.now();
           let result: LlmStepResult;
+          inFlight++;
           try {
             result =
               (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
@@ -222,33 +319,51 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
                   : {}),
               }));
           } catch (err) {
-            if (!guard) throw err;
+            inFlight--;
+            if (!guard) {
+              continuation.record(step, { k: 'llm', e: carryError(err) });
+              throw err;
+            }
             // The cost cap cut the stream: trip path; resumed with a new cap, the same call goes out again.
-            await guard.onStepFailure(err, track, startMs);
+            try {
+              await guard.onStepFailure(err, track, startMs);
+            } catch (tripped) {
+              continuation.record(step, { k: 'llm', e: carryError(tripped) });
+              throw tripped;
+            }
+            continuation.record(step, { k: 'llm', resumed: true });
             continue;
           }
+          inFlight--;
           const { breaker: seen, ...response } = result;
+          continuation.record(step, { k: 'llm', v: response });
           steps.push(summarizeLlm(step, response));
           if (guard && seen)
-            await guard.observeStep(
-              track,
-              {
-                startMs,
-                endMs: Date.now(),
-                outputTokens: response.usage.outputTokens,
-                usd: seen.usd,
-              },
-              seen.features,
-              { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
-            );
+            try {
+              await guard.observeStep(
+                track,
+                {
+                  startMs,
+                  endMs: Date.now(),
+                  outputTokens: response.usage.outputTokens,
+                  usd: seen.usd,
+                },
+                seen.features,
+                { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
+              );
+            } catch (err) {
+              // Nobody resumed the trip this answer caused: its record step is where the agent got the error.
+              if (started > step + 1) continuation.record(started - 1, { k: 'trip', e: carryError(err) });
+              throw err;
+            }
           return response;
         }
       },
       async tool<T>(name: string, args: Record<string, unknown>, callOptions?: ToolCallOptions) {
+        if (atBoundary()) return suspended;
         const local = callOptions?.local ?? localTools.has(name);
-        if (local) localSinceBarrier = true;
-        else barrier();
         const step = started++;
+        const carried = continuation.answer(step, 'tool');
         const runStep = async (sent: Record<string, unknown>, approvals: ToolStepApprovals) =>
           lineage.answer(step, toolCallForm(name, sent)) ??
           (await tools.run(
@@ -263,51 +378,92 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
             callOptions,
             local,
           ));
-        const answered = await approvedToolCall(
-          {
-            desk,
-            barrier,
-            rollback: (at, reason) => {
-              unsettled = false;
-              return booth.rollback(at, reason, takeObservations());
-            },
-          },
-          step,
-          name,
-          args,
-          callOptions?.approval,
-          runStep,
-        );
-        const { output: result, booth: staged } = readToolStepResult(answered);
+        if (!carried) {
+          if (local) localSinceBarrier = true;
+          else barrier();
+        }
+        const answer = carried
+          ? answered(carried)
+          : await live(step, 'tool', () =>
+              approvedToolCall(
+                {
+                  desk,
+                  barrier,
+                  rollback: (at, reason) => {
+                    unsettled = false;
+                    return booth.rollback(at, reason, takeObservations());
+                  },
+                },
+                step,
+                name,
+                args,
+                callOptions?.approval,
+                runStep,
+              ),
+            );
+        const { output: result, booth: staged } = readToolStepResult(answer);
         if (staged) unsettled = true;
         steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
         return result as T;
       },
-      random: () => {
-        const value = lineage.observe('random', started) ?? Math.random();
-        observations.push({ kind: 'random', seq: observed++, step: started, value });
-        return value;
-      },
-      now: () => {
-        const nowMs = lineage.observe('clock', started) ?? Date.now();
-        observations.push({ kind: 'clock', seq: observed++, step: started, nowMs });
-        return nowMs;
-      },
+      random: () => read('r', () => lineage.observe('random', started) ?? Math.random()),
+      now: () => read('c', () => lineage.observe('clock', started) ?? Date.now()),
       // The Shadow Booth's commit is one step made of several activities (src/temporal/workflow/boothSaga.ts).
-      commit: (options) => {
-        barrier();
+      async commit(options) {
+        if (atBoundary()) return suspended;
+        const step = started++;
         unsettled = false;
-        return booth.commit(started++, options, takeObservations());
+        const carried = continuation.answer(step, 'commit');
+        if (carried) return answered(carried) as CommitReport;
+        barrier();
+        return live(step, 'commit', () => booth.commit(step, options, takeObservations()));
       },
-      rollback: (reason) => {
-        barrier();
+      async rollback(reason) {
+        if (atBoundary()) return suspended;
+        const step = started++;
         unsettled = false;
-        return booth.rollback(started++, reason, takeObservations());
+        const carried = continuation.answer(step, 'rollback');
+        if (carried) return answered(carried) as RollbackReport;
+        barrier();
+        return live(step, 'rollback', () => booth.rollback(step, reason, takeObservations()));
       },
     };
 
     try {
-      const output = await agent.run(ctx, input);
+      const ran = await Promise.race([
+        agent.run(ctx, input).then((output) => ({ output })),
+        continueRequested.then((reason) => ({ reason })),
+      ]);
+      if ('reason' in ran) {
+        barrier();
+        // Updates and signals being handled finish in this segment; nothing of theirs is left behind.
+        await condition(allHandlersFinished);
+        const now = workflowInfo();
+        try {
+          // The tape says where the segment ended and why; the readings since the last step go with it.
+          await localRecorder.recordSegment({
+            step: started,
+            segment: continuation.segment,
+            reason: ran.reason,
+            historyEvents: now.historyLength,
+            historyBytes: now.historySize,
+            ...takeObservations(),
+          });
+        } catch (err) {
+          // The run outranks its recording (as with the outcome); the next segment's steps are still recorded.
+          log.warn('could not record the end of the segment on the tape', { error: String(err) });
+        }
+        const { continued: _, ...rest } = options;
+        // `continued` first: the content driver knows the options of a next segment by it (stepPayloads.ts).
+        await continueAsNew<typeof workflow>(input, {
+          continued: continuation.next(started, runKey ?? info.runId, {
+            ...(guard ? { breaker: guard.saveState() } : {}),
+            approvals: desk.saveState(),
+          }),
+          ...rest,
+        });
+      }
+      const output = (ran as { output: O }).output;
       barrier();
       // Escrow ends with the run: nobody can commit it later, so a run that never settled it rolls it back.
       // Behind a patch, so histories recorded before this step existed still replay.
@@ -320,6 +476,8 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
         await recordOutcome({ status: 'completed', result: output });
       return { output, steps };
     } catch (err) {
+      // The run goes on in its next segment: nothing of this one is settled, discarded or sealed.
+      if (err instanceof ContinueAsNew) throw err;
       barrier();
       // Whatever failed (a step, the agent's own typed error, a breaker trip), nothing it staged survives it.
       await booth.discardAfterFailure(started, err, takeObservations());

@@ -45,6 +45,7 @@ import {
   defaultDecisionId,
   NOT_PENDING,
 } from './approvalMessages';
+import { checkedActivities } from './checkedActivities';
 
 const MAX_NOTE = 4_000;
 const MEMO_LIST = 20;
@@ -83,11 +84,18 @@ export class ApprovalDesk {
   /** A fork's parent decisions before the fork step (forkedRun.approval), and the parent tape's id. */
   private inherited: { lookup: (id: string) => InheritedApproval | undefined; from: string } | null = null;
 
-  constructor(private readonly taskQueue: string) {
-    this.activities = proxyActivities<ApprovalActivities>({
-      startToCloseTimeout: 60_000,
-      retry: { initialInterval: 1_000, backoffCoefficient: 2 },
-    });
+  /** `runKey`: a later segment's run key (src/temporal/workflow/continuation.ts), for its activity inputs. */
+  constructor(
+    private readonly taskQueue: string,
+    runKey?: string,
+  ) {
+    this.activities = checkedActivities(
+      proxyActivities<ApprovalActivities>({
+        startToCloseTimeout: 60_000,
+        retry: { initialInterval: 1_000, backoffCoefficient: 2 },
+      }),
+      runKey,
+    );
     setHandler(decideUpdate, (d) => this.take(d, 'update'), { validator: (d) => void this.check(d) });
     setHandler(decisionSignal, (d) => {
       try {
@@ -103,6 +111,17 @@ export class ApprovalDesk {
       outcomes: this.outcomes,
       refused: this.refused,
     }));
+  }
+
+  /** What a run that continues as new carries into its next segment: the outcomes so far and refused decisions. */
+  saveState(): Omit<ApprovalState, 'pending'> {
+    return { outcomes: [...this.outcomes], refused: [...this.refused] };
+  }
+
+  /** Takes up the previous segment's outcomes: a late decision on one of them is refused as it was there. */
+  restoreState(state: Omit<ApprovalState, 'pending'>): void {
+    this.outcomes.push(...state.outcomes);
+    this.refused.push(...state.refused);
   }
 
   /** Validates a decision; a duplicate of one already taken is valid (and changes nothing). */

@@ -25,7 +25,7 @@ import type { WithObservations } from '../../recorder/observations';
 import type { CommitActivities } from '../activities/commitActivities';
 import type { ApprovalDesk } from './approvalDesk';
 import { checkedActivities } from './checkedActivities';
-import type { AgentRunOptions } from './runOptions';
+import { type AgentRunOptions, runKeyOf } from './runOptions';
 
 /** The message that says what happened: an activity failure's own message is generic, its cause is not. */
 export function failureReason(err: unknown): string {
@@ -57,7 +57,8 @@ class NotApproved extends Error {
  * decide), a gate that asks refuses.
  */
 export function boothSaga(
-  o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>>,
+  o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>> &
+    Pick<AgentRunOptions, 'continued'>,
   desk?: ApprovalDesk,
 ) {
   const booth = checkedActivities(
@@ -70,6 +71,7 @@ export function boothSaga(
         backoffCoefficient: 2,
       },
     }),
+    runKeyOf(o),
   );
 
   async function rollback(

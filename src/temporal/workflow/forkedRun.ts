@@ -33,20 +33,28 @@ export interface ForkedRun {
   readonly parentTapeId?: string;
 }
 
+/**
+ * `continued`: a later segment of a run that continued as new. Its first segment already began the fork and put
+ * the run's input on the tape, and every step before the segment is answered from what the run carried; only the
+ * fork's overrides still apply.
+ */
 export async function forkedRun(
   fork: ForkRunOptions | undefined,
   activities: Pick<ForkActivities, 'beginFork'>,
   input: unknown,
+  continued = false,
 ): Promise<ForkedRun> {
-  let inputSent = false;
+  let inputSent = continued;
   const first = () => {
     if (inputSent) return {};
     inputSent = true;
     return { agentInput: input };
   };
-  if (!fork)
+  if (!fork || continued)
     return {
-      request: (_step, request) => request,
+      request: fork
+        ? (step, request) => applyLayers(request, step, fork.layers)
+        : (_step, request) => request,
       stepInput: () => first(),
       observe: () => undefined,
       answer: () => undefined,

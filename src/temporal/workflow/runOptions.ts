@@ -1,5 +1,6 @@
 import type { AgentBreakerOptions } from '../../breaker/config';
 import type { ForkRunOptions } from '../../timetravel/fork/lineage';
+import type { ContinueAsNewOptions, ContinuedRun } from './continuation';
 
 /** Per-run knobs for the activities behind an agent's steps. Defaults suit real model APIs. */
 export interface AgentRunOptions {
@@ -23,9 +24,23 @@ export interface AgentRunOptions {
    * tools skip the server's task queues. Semantics in docs/performance.md.
    */
   localTools?: string[];
+  /**
+   * When the run continues as new (docs/long-runs.md): always when Temporal suggests it, and when these budgets
+   * are reached. `false`: never (a run whose history passes Temporal's limits is then terminated).
+   */
+  continueAsNew?: ContinueAsNewOptions | false;
+  /** Set by the run itself when it continues as new: what its earlier segments did. */
+  continued?: ContinuedRun;
 }
 
-export const DEFAULT_RUN_OPTIONS: Required<Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools'>> = {
+/** The run key of a later segment (the first segment's run id), for the activity inputs that must name it. */
+export function runKeyOf(options: Pick<AgentRunOptions, 'continued'>): string | undefined {
+  return options.continued?.runKey;
+}
+
+export const DEFAULT_RUN_OPTIONS: Required<
+  Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools' | 'continueAsNew' | 'continued'>
+> = {
   stepTimeoutMs: 5 * 60_000,
   heartbeatTimeoutMs: 30_000,
   maximumAttempts: 5,

@@ -22,11 +22,12 @@ import {
 } from '../../agent/tools/toolPolicy';
 import type { StepActivities, ToolStepInput } from '../activities/stepActivities';
 import { checkedActivities } from './checkedActivities';
-import type { AgentRunOptions } from './runOptions';
+import { type AgentRunOptions, runKeyOf } from './runOptions';
 
 type RunDefaults = Required<
   Pick<AgentRunOptions, 'stepTimeoutMs' | 'heartbeatTimeoutMs' | 'maximumAttempts' | 'initialRetryIntervalMs'>
->;
+> &
+  Pick<AgentRunOptions, 'continued'>;
 
 /** The activity options of one tool step, from its policy (call over definition) and the run's defaults. */
 export function toolActivityOptions(o: RunDefaults, policy: ToolPolicy): ActivityOptions {
@@ -100,7 +101,7 @@ export function toolSteps(o: RunDefaults) {
     async run(input: ToolStepInput, call: ToolCallOptions | undefined, local: boolean): Promise<unknown> {
       const callPolicy = toolPolicyOf(call ?? {}, `ctx.tool(${JSON.stringify(input.name)})`);
       if (!patched('jukebox.tool-policies'))
-        return checkedActivities(local ? legacyLocal : legacy).toolStep(input);
+        return checkedActivities(local ? legacyLocal : legacy, runKeyOf(o)).toolStep(input);
       definitions ??= loadDefinitions();
       const policy = mergeToolPolicies((await definitions)[input.name], callPolicy);
       const options = toolActivityOptions(o, policy);
@@ -108,6 +109,7 @@ export function toolSteps(o: RunDefaults) {
         local
           ? proxyLocalActivities<StepActivities>(localOptions(options))
           : proxyActivities<StepActivities>(options),
+        runKeyOf(o),
       ).toolStep(input);
     },
   };

@@ -2,10 +2,20 @@ import { ActivityFailure, ApplicationFailure, condition, log, setHandler } from 
 import type { BreakerConfig } from '../../breaker/config';
 import { BreakerTrippedError } from '../../breaker/errors';
 import type { DeferredEmbedding, MessageFeatures } from '../../breaker/features';
-import { LoopBreaker, type StepSpend } from '../../breaker/loopBreaker';
+import { LoopBreaker, type LoopBreakerState, type StepSpend } from '../../breaker/loopBreaker';
 import type { StreamBudget } from '../../breaker/streamGuard';
 import type { BreakerTrip } from '../../breaker/trip';
 import { type BreakerDecision, breakerCloseSignal, breakerStatusQuery } from './breakerSignals';
+
+/** A WorkflowBreaker's state as plain data, carried into the next segment of a run that continues as new. */
+export interface WorkflowBreakerState {
+  breaker: LoopBreakerState;
+  deferred: { track: string; step: number; index: number; text: string }[];
+  trips: number;
+  resumed: number;
+  /** A decision signalled while no trip was open: the next trip's wait discards it, as it would have. */
+  decision?: BreakerDecision;
+}
 
 /** The trip inside a failed llm step (the cost cap cut its stream), or undefined for any other failure. */
 export function tripOf(err: unknown): BreakerTrip | undefined {
@@ -52,6 +62,26 @@ export class WorkflowBreaker {
     this.resumeWindowMs = config.resumeWindowMs;
     this.breaker = new LoopBreaker(config);
     return this.breaker;
+  }
+
+  /** The state to carry into the run's next segment; the breaker is never open when a run continues. */
+  saveState(): WorkflowBreakerState {
+    return {
+      breaker: this.armed.saveState(),
+      deferred: this.deferred.map((d) => ({ ...d })),
+      trips: this.trips,
+      resumed: this.resumed,
+      ...(this.decision ? { decision: this.decision } : {}),
+    };
+  }
+
+  /** Takes up the state of the run's previous segment, after start(). */
+  restoreState(state: WorkflowBreakerState): void {
+    this.armed.restoreState(state.breaker);
+    this.deferred = state.deferred.map((d) => ({ ...d }));
+    this.trips = state.trips;
+    this.resumed = state.resumed;
+    this.decision = state.decision;
   }
 
   private get armed(): LoopBreaker {

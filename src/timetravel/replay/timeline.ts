@@ -133,6 +133,8 @@ function sharedBlobValue(tape: Tape, ref: unknown): unknown {
 
 interface Attempt {
   activityId: string;
+  /** The activity's own (segment's) run plus its id: ids restart in each segment of a run that continued as new. */
+  key: string;
   attempt: number;
   /** The activity type, and for the agent's llm and tool steps their kind. */
   type: string;
@@ -179,14 +181,23 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
     }
     const activityId = typeof p.activityId === 'string' ? p.activityId : undefined;
     if (!activityId) continue;
-    if (f.kind === 'activity.start') activityType.set(activityId, String(p.activityType));
-    const type = activityType.get(activityId) ?? '';
+    const activityKey = `${typeof p.runId === 'string' ? p.runId : tape.header.runId}/${activityId}`;
+    if (f.kind === 'activity.start') activityType.set(activityKey, String(p.activityType));
+    const type = activityType.get(activityKey) ?? '';
     const kind = STEP_ACTIVITIES[type];
     if (!kind && !isBoothActivity(type) && !WORKFLOW_STEP_ACTIVITIES.has(type)) continue;
-    const key = `${activityId}#${p.attempt}`;
+    const key = `${activityKey}#${p.attempt}`;
     let a = attempts.get(key);
     if (!a) {
-      a = { activityId, attempt: p.attempt as number, type, kind, step: f.step, frames: [] };
+      a = {
+        activityId,
+        key: activityKey,
+        attempt: p.attempt as number,
+        type,
+        kind,
+        step: f.step,
+        frames: [],
+      };
       attempts.set(key, a);
     }
     a.frames.push(f);
@@ -222,7 +233,7 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
       const s = buildStep(tape, a, attemptCount.get(a.step) ?? 1, firstOfStep, lastOfStep);
       // A reused checkpoint: the effects are the frames of the attempt that staged them.
       const counted = s.staging && s.staging.attempt !== a.attempt;
-      const from = counted ? attempts.get(`${a.activityId}#${s.staging!.attempt}`) : undefined;
+      const from = counted ? attempts.get(`${a.key}#${s.staging!.attempt}`) : undefined;
       if (counted) s.effects = from ? effectsOf(from) : [];
       return s;
     });
@@ -236,8 +247,8 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
 function recordedActivities(tape: Tape, attempts: Attempt[]): Map<number, RecordedActivity[]> {
   const final = new Map<string, { a: Attempt; count: number }>();
   for (const a of attempts) {
-    const seen = final.get(a.activityId);
-    if (!seen) final.set(a.activityId, { a, count: 1 });
+    const seen = final.get(a.key);
+    if (!seen) final.set(a.key, { a, count: 1 });
     else {
       seen.count++;
       if (a.attempt > seen.a.attempt) seen.a = a;
