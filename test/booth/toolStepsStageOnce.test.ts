@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createNotifyServer } from '../../examples/accounting/notifyServer';
 import { BoothRuntime } from '../../src/booth/shadowBooth';
 import {
   expectedWorld,
@@ -15,6 +14,7 @@ import {
   readWorld,
   recordPaymentTool,
   type StepWorld,
+  stepWorldBooth,
 } from '../support/stepWorld';
 
 const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-steps-'));
@@ -63,20 +63,13 @@ beforeEach(async () => {
   world = await prepareStepWorld(path.join(base, `w${++runs}`));
   run = `run${runs}`;
   dieAt = null;
-  runtime = new BoothRuntime({
-    faultPoint: (point) => {
-      if (point === dieAt) throw new Error(`died at ${point}`);
-    },
-    workspaceRoot: world.workspace,
-    stagingRoot: world.staging,
-    sql: world.sql,
-    mcpServers: [
-      {
-        name: 'notify',
-        transport: { kind: 'in-process', createServer: () => createNotifyServer({ outbox: world.outbox }) },
+  runtime = new BoothRuntime(
+    stepWorldBooth(world, {
+      faultPoint: (point) => {
+        if (point === dieAt) throw new Error(`died at ${point}`);
       },
-    ],
-  });
+    }),
+  );
 });
 
 describe('a retried tool step stages exactly once', () => {

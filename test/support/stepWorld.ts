@@ -7,7 +7,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import { readOutbox } from '../../examples/accounting/notifyServer';
+import { createNotifyServer, readOutbox } from '../../examples/accounting/notifyServer';
 import type { ToolDefinition } from '../../src/agent/tools';
 import { requireBooth, type ShadowBoothConfig } from '../../src/booth/shadowBooth';
 
@@ -17,6 +17,22 @@ export interface StepWorld {
   outbox: string;
   staging: string;
   sql: NonNullable<ShadowBoothConfig['sql']>;
+}
+
+/** A Shadow Booth over the world: its workspace, its database, the notify server in process; `more` adds to it. */
+export function stepWorldBooth(world: StepWorld, more: Partial<ShadowBoothConfig> = {}): ShadowBoothConfig {
+  return {
+    workspaceRoot: world.workspace,
+    stagingRoot: world.staging,
+    sql: world.sql,
+    mcpServers: [
+      {
+        name: 'notify',
+        transport: { kind: 'in-process', createServer: () => createNotifyServer({ outbox: world.outbox }) },
+      },
+    ],
+    ...more,
+  };
 }
 
 /** A fresh world under `dir`; `pgUrl` (a server's admin URL) puts the tables in a new PostgreSQL database. */

@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createNotifyServer } from '../../../examples/accounting/notifyServer';
 import { BoothRuntime } from '../../../src/booth/shadowBooth';
 import { TapeRecorder } from '../../../src/recorder';
 import { runWithActivityTape } from '../../../src/recorder/activityTape';
@@ -20,6 +19,7 @@ import {
   readWorld,
   recordPaymentTool,
   type StepWorld,
+  stepWorldBooth,
 } from '../../support/stepWorld';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'jbx-fork-once-'));
@@ -30,18 +30,7 @@ afterAll(async () => {
 });
 
 function boothOver(world: StepWorld): BoothRuntime {
-  const r = new BoothRuntime({
-    workspaceRoot: world.workspace,
-    stagingRoot: world.staging,
-    sql: world.sql,
-    mcpServers: [
-      {
-        name: 'notify',
-        transport: { kind: 'in-process', createServer: () => createNotifyServer({ outbox: world.outbox }) },
-      },
-    ],
-    shell: { isolation: 'bwrap' },
-  });
+  const r = new BoothRuntime(stepWorldBooth(world, { shell: { isolation: 'bwrap' } }));
   runtimes.push(r);
   return r;
 }
