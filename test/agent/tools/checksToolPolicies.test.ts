@@ -17,30 +17,19 @@ describe("a tool's timeout and retry policy", () => {
   it('keeps only what it sets, checked', () => {
     expect(toolPolicyOf({}, 'x')).toBeUndefined();
     expect(toolPolicyOf({ timeoutMs: 600_000 }, 'x')).toEqual({ timeoutMs: 600_000 });
-    expect(
-      toolPolicyOf(
-        {
-          retry: {
-            maximumAttempts: 1,
-            initialIntervalMs: 500,
-            backoffCoefficient: 1.5,
-            maximumIntervalMs: 10_000,
-            nonRetryableErrorTypes: ['QuotaError'],
-            retryTimeouts: true,
-          },
-        },
-        'x',
-      ),
-    ).toEqual({
-      retry: {
-        maximumAttempts: 1,
-        initialIntervalMs: 500,
-        backoffCoefficient: 1.5,
-        maximumIntervalMs: 10_000,
-        nonRetryableErrorTypes: ['QuotaError'],
-        retryTimeouts: true,
-      },
-    });
+    const retry = {
+      maximumAttempts: 1,
+      initialIntervalMs: 500,
+      backoffCoefficient: 1.5,
+      maximumIntervalMs: 10_000,
+      nonRetryableErrorTypes: ['QuotaError'],
+      retryTimeouts: true,
+    };
+    expect(toolPolicyOf({ retry }, 'x')).toEqual({ retry });
+    // A copy: the caller's later edits do not reach the policy.
+    expect(toolPolicyOf({ retry }, 'x')?.retry?.nonRetryableErrorTypes).not.toBe(
+      retry.nonRetryableErrorTypes,
+    );
   });
 
   it.each([
