@@ -14,7 +14,10 @@ export {
   type ToolDefinition,
   type ToolInvocation,
   ToolNotFoundError,
+  type ToolPolicy,
+  ToolPolicyError,
   ToolRegistry,
+  type ToolRetryPolicy,
 } from './agent/tools';
 export { crossRealmError, JukeboxError, type JukeboxErrorOptions } from './errors';
 export { OPTIONAL_DEPENDENCIES, OptionalDependencyMissingError } from './errors/optionalDependency';
