@@ -67,3 +67,33 @@ export function cgroupsNamed(name: string): string[] {
   walk('/sys/fs/cgroup', 0);
   return out;
 }
+
+/** Whether `pid` has exited (gone, or a zombie waiting to be reaped): read from its stat, which takes no lock. */
+export function hasExited(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return true;
+  }
+  const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+  return state === 'Z' || state === 'X';
+}
+
+/**
+ * Watches `pids` for `ms` from `since` (a performance.now() reading): when each exited, in ms after `since`, or
+ * null for one still running at the end. Stops as soon as all have exited.
+ */
+export async function exitTimes(
+  pids: readonly number[],
+  since: number,
+  ms: number,
+): Promise<Map<number, number | null>> {
+  const out = new Map<number, number | null>(pids.map((p) => [p, null]));
+  for (;;) {
+    const now = performance.now();
+    for (const pid of pids) if (out.get(pid) === null && hasExited(pid)) out.set(pid, now - since);
+    if ([...out.values()].every((t) => t !== null) || now - since >= ms) return out;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

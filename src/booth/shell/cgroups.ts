@@ -212,31 +212,7 @@ export async function makeGroups(
   if (at.pids) await write(path.join(at.pids.dir, FILES[at.pids.version].pidsMax), String(limits.processes));
   const v2dir = layout.v2 === null ? null : path.join(layout.v2, name);
 
-  const pidsOf = async (): Promise<number[]> => {
-    const out = new Set<number>();
-    for (const dir of dirs.keys()) {
-      const text = await readText(path.join(dir, 'cgroup.procs'));
-      for (const l of (text ?? '').split('\n')) if (l.trim() !== '') out.add(Number(l));
-    }
-    return [...out];
-  };
-  const kill = async (): Promise<void> => {
-    if (v2dir !== null) await write(path.join(v2dir, 'cgroup.kill'), '1').catch(() => {});
-    // v1 has no kill switch: SIGKILL what is listed until nothing is (a fork between the read and the kill
-    // shows up in the next read; the pids limit bounds how many there can be).
-    for (let i = 0; i < 200; i++) {
-      const pids = await pidsOf();
-      if (pids.length === 0) return;
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
+  const kill = () => killGroups([...dirs.keys()], v2dir);
   return {
     procs: [...dirs.keys()].map((d) => path.join(d, 'cgroup.procs')),
     async cpuMicros() {
@@ -283,6 +259,38 @@ async function removeGroup(dir: string): Promise<void> {
 }
 
 /**
+ * SIGKILLs every process in the groups `dirs`: `cgroup.kill` of the v2 one (all of them in one step, forks in
+ * flight included), then what the v1 groups still list, until none is left (a fork between a read and the kill
+ * shows up in the next read; the pids limit bounds how many there can be).
+ */
+async function killGroups(dirs: string[], v2dir: string | null): Promise<void> {
+  if (v2dir !== null) await fs.writeFile(path.join(v2dir, 'cgroup.kill'), '1').catch(() => {});
+  for (let i = 0; i < 200; i++) {
+    const pids = new Set<number>();
+    for (const dir of dirs) {
+      const text = await readText(path.join(dir, 'cgroup.procs'));
+      for (const l of (text ?? '').split('\n')) if (l.trim() !== '') pids.add(Number(l));
+    }
+    if (pids.size === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** The folders a command's groups are made in under `layout`: one per hierarchy used. */
+export function groupParents(layout: CgroupLayout): string[] {
+  const parents = new Set<string>(Object.values(layout.controllers).map((c) => c.parent));
+  if (layout.v2 !== null) parents.add(layout.v2);
+  return [...parents];
+}
+
+/**
  * Kills the processes of every command group under the layout's parents whose name `orphan` accepts, then
  * removes the groups. Returns the names removed.
  */
@@ -290,10 +298,8 @@ export async function sweepGroups(
   layout: CgroupLayout,
   orphan: (name: string) => boolean,
 ): Promise<string[]> {
-  const parents = new Set<string>(Object.values(layout.controllers).map((c) => c.parent));
-  if (layout.v2 !== null) parents.add(layout.v2);
   const removed = new Set<string>();
-  for (const parent of parents) {
+  for (const parent of groupParents(layout)) {
     let names: string[];
     try {
       names = await fs.readdir(parent);
@@ -303,20 +309,7 @@ export async function sweepGroups(
     for (const name of names) {
       if (!orphan(name)) continue;
       const dir = path.join(parent, name);
-      if (parent === layout.v2) await fs.writeFile(path.join(dir, 'cgroup.kill'), '1').catch(() => {});
-      for (let i = 0; i < 200; i++) {
-        const text = (await readText(path.join(dir, 'cgroup.procs'))) ?? '';
-        const pids = text.split('\n').filter((l) => l.trim() !== '');
-        if (pids.length === 0) break;
-        for (const pid of pids) {
-          try {
-            process.kill(Number(pid), 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await killGroups([dir], parent === layout.v2 ? dir : null);
       await removeGroup(dir);
       removed.add(name);
     }

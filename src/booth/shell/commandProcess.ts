@@ -7,6 +7,8 @@
  * script + bwrap, or bwrap, or the bare command. Each link dies with the one before it (the parent-death signal
  * survives `exec` and the user namespace `unshare` makes; bwrap has `--die-with-parent`, and everything inside
  * its PID namespace dies with the namespace's first process), so a worker SIGKILL leaves nothing of the command.
+ * Where the command has control groups, the worker's reaper (src/booth/shell/reaper.ts) kills every process in
+ * them at the same moment, without waiting for the chain's links to die one after the other.
  *
  * While it runs, its control groups are read every 100 ms: CPU time past the limit, a fork the pids limit refused
  * or a process the memory limit OOM-killed ends the command (all of it: `cgroup.kill`, or each pid of its v1
@@ -17,6 +19,7 @@
 import { spawn } from 'node:child_process';
 import { type CommandGroups, makeGroups } from './cgroups';
 import type { LimitPlan } from './limits';
+import { ensureReaper } from './reaper';
 
 /** The limit a command passed, as ShellLimitError names it. */
 export type PassedLimit = 'cpu' | 'memory' | 'processes' | 'output' | 'fileSize';
@@ -88,6 +91,8 @@ export async function runCommand(o: CommandOptions): Promise<CommandOutcome> {
   const groups = layout
     ? await makeGroups(layout, o.name, { memoryBytes: limits.memoryBytes, processes: limits.processes })
     : null;
+  // Before the command starts: should the worker die while it runs, the reaper kills all of it at once.
+  if (layout && groups) ensureReaper(layout);
   try {
     return await spawnCommand(o, groups, {
       cpuByGroup: enforcement.cpu === 'cgroup2' || enforcement.cpu === 'cgroup1',

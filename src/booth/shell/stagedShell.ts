@@ -10,7 +10,7 @@ import { printableJson } from '../../errors';
 import { currentActivityTape } from '../../recorder/activityTape';
 import { StagedBytesLimitError, WorkspaceFsError } from '../errors';
 import type { StagedWorkspace } from '../stagedWorkspace';
-import { probeCgroups, sweepGroups } from './cgroups';
+import { groupParents, probeCgroups, sweepGroups } from './cgroups';
 import { type CommandOutput, runCommand } from './commandProcess';
 import {
   ShellChangesRefusedError,
@@ -67,6 +67,8 @@ export interface ShellStatus {
   limits: Required<ShellLimits>;
   enforcement: ShellEnforcement;
   seccomp: { active: boolean; arch: string | null; denied: number; detail: string };
+  /** What ends a command whose worker dies: the parent-death chain, and the reaper where commands have groups. */
+  onWorkerDeath: { reaper: boolean; detail: string };
 }
 
 export interface ShellRunOptions {
@@ -137,6 +139,7 @@ export class ShellEnvironment {
     const plan = await this.plan();
     const arch = seccompArch();
     const active = this.seccomp && arch !== null;
+    const reaper = plan.layout !== null && groupParents(plan.layout).length > 0;
     return {
       isolation: this.isolation,
       view: this.view,
@@ -153,6 +156,12 @@ export class ShellEnvironment {
             : !this.seccomp
               ? 'off: seccomp: false in the shell config'
               : `unavailable: no syscall table for ${process.arch} (x86_64 and aarch64 have one)`,
+      },
+      onWorkerDeath: {
+        reaper,
+        detail: reaper
+          ? `the reaper kills every process in the command's groups at once (${plan.enforcement.kill === 'cgroup2' ? 'cgroup.kill' : 'SIGKILL to each pid of its v1 groups'}), and the parent-death chain ends it link by link`
+          : 'the parent-death chain alone ends it link by link (no control groups for commands here)',
       },
     };
   }

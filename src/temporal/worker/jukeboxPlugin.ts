@@ -229,6 +229,7 @@ async function logBoothStatus(status: BoothStatus): Promise<void> {
     shellLimits: shell.limits,
     shellEnforcement: shell.enforcement,
     seccomp: shell.seccomp.detail,
+    shellOnWorkerDeath: shell.onWorkerDeath.detail,
     files: status.files,
     sweptScratch: swept.scratch.length,
     sweptGroups: swept.groups.length,
