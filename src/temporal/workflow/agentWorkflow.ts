@@ -225,7 +225,7 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
     );
 
     // Where gates, tools and MCP calls wait for a person (its update, signal and query handlers issue no commands).
-    const desk = new ApprovalDesk(info.taskQueue, runKey);
+    const desk = new ApprovalDesk(info.taskQueue, runKey, o);
     if (o.fork && !o.continued) desk.inherit(lineage.approval, o.fork.parentTapeId);
     if (o.continued?.approvals) desk.restoreState(o.continued.approvals);
     const booth = boothSaga(o, desk);

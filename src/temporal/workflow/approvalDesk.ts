@@ -46,6 +46,7 @@ import {
   NOT_PENDING,
 } from './approvalMessages';
 import { checkedActivities } from './checkedActivities';
+import { type AgentRunOptions, DEFAULT_RUN_OPTIONS } from './runOptions';
 
 const MAX_NOTE = 4_000;
 const MEMO_LIST = 20;
@@ -84,14 +85,22 @@ export class ApprovalDesk {
   /** A fork's parent decisions before the fork step (forkedRun.approval), and the parent tape's id. */
   private inherited: { lookup: (id: string) => InheritedApproval | undefined; from: string } | null = null;
 
-  /** `runKey`: a later segment's run key (src/temporal/workflow/continuation.ts), for its activity inputs. */
+  /**
+   * `runKey`: a later segment's run key (src/temporal/workflow/continuation.ts), for its activity inputs.
+   * `timing`: the run's step timeout and heartbeat timeout. Recording a request lists the run's staged change set
+   * with its diffs, which can take as long as a step on a large one: the activities heartbeat like steps (a dead
+   * worker is noticed within the heartbeat timeout) and may run as long as one.
+   */
   constructor(
     private readonly taskQueue: string,
     runKey?: string,
+    timing: Pick<AgentRunOptions, 'stepTimeoutMs' | 'heartbeatTimeoutMs'> = DEFAULT_RUN_OPTIONS,
   ) {
+    const { stepTimeoutMs, heartbeatTimeoutMs } = { ...DEFAULT_RUN_OPTIONS, ...timing };
     this.activities = checkedActivities(
       proxyActivities<ApprovalActivities>({
-        startToCloseTimeout: 60_000,
+        startToCloseTimeout: Math.max(60_000, stepTimeoutMs),
+        heartbeatTimeout: heartbeatTimeoutMs,
         retry: { initialInterval: 1_000, backoffCoefficient: 2 },
       }),
       runKey,
