@@ -134,6 +134,23 @@ export class BoothRuntime {
     return path.join(this.stagingRoot, folderName(workflowId), folderName(runId));
   }
 
+  /**
+   * The runs with staging on this host (a folder under the staging root), whatever state they are in: what the
+   * workers' sweeper checks against the server for runs that ended without settling it.
+   */
+  async stagedRuns(): Promise<{ workflowId: string; runId: string }[]> {
+    const folders = async (dir: string) =>
+      (await fs.readdir(dir, { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory());
+    const out: { workflowId: string; runId: string }[] = [];
+    for (const w of await folders(this.stagingRoot))
+      for (const r of await folders(path.join(this.stagingRoot, w.name))) {
+        const workflowId = idOfFolder(w.name);
+        const runId = idOfFolder(r.name);
+        if (workflowId !== undefined && runId !== undefined) out.push({ workflowId, runId });
+      }
+    return out;
+  }
+
   /** Opens a run's booth from disk; cheap (no copy), so each activity opens its own. */
   open(workflowId: string, runId: string): Promise<ShadowBooth> {
     return ShadowBooth.open(this, this.runDir(workflowId, runId));
@@ -182,6 +199,17 @@ function attemptMarkerOf(runDir: string, stepId: string): string {
 function folderName(id: string): string {
   const escaped = encodeURIComponent(id).replace(/\*/g, '%2A');
   return escaped.replace(/^\.+/, (dots) => '%2E'.repeat(dots.length)) || '%00';
+}
+
+/** The id a run folder's name stands for; undefined for a folder folderName never makes. */
+function idOfFolder(name: string): string | undefined {
+  if (name === '%00') return '';
+  try {
+    const id = decodeURIComponent(name);
+    return folderName(id) === name ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The staged workspace as tools see it: each write is also recorded as an fs.mutation frame with its content. */

@@ -98,6 +98,10 @@ export class ObjectTapeStore implements TapeStore {
     return path.join(this.cacheDir, tapeFileName(workflowId, runId));
   }
 
+  async has(workflowId: string, runId: string): Promise<boolean> {
+    return this.bucket.exists(segmentKey(this.keyFor(workflowId, runId), 0));
+  }
+
   async list(): Promise<string[]> {
     const folders = await this.bucket.listFolders(this.prefix);
     return folders

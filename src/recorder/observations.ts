@@ -43,3 +43,15 @@ export interface RecordOutcomeInput extends WithObservations {
   result?: unknown;
   error?: { name: string; message: string; type?: string; code?: string };
 }
+
+/**
+ * How a run ended that its workflow code could not record (FORMAT.md, `outcome`): the server terminated it, it
+ * timed out, or it was reset to another run; or it ended on its own but left its tape open or its staging behind.
+ * Written by the workers' sweeper.
+ */
+export interface EndedRunOutcome {
+  status: 'terminated' | 'timed-out' | 'reset' | 'completed' | 'failed' | 'cancelled';
+  error: { name: string; message: string };
+  /** The run's last execution, when it is not the one the tape is named after (a run that continued as new). */
+  runId?: string;
+}

@@ -4,7 +4,7 @@
  */
 import { loadPriceBook, type PriceBook, UnknownModelPriceError } from '../llm/pricing';
 import { ActivityTape, type PriceHook, writeObservations } from './activityTape';
-import type { RecordOutcomeInput, RecordSegmentInput } from './observations';
+import type { EndedRunOutcome, RecordOutcomeInput, RecordSegmentInput } from './observations';
 import { type RedactionOptions, Redactor } from './redact';
 import type { RunIdentity, TapeStore, TapeStoreOptions } from './store';
 import { tapeStoreFromEnv } from './storeFromEnv';
@@ -174,6 +174,38 @@ export class TapeRecorder {
       });
     });
     return { path: this.store.pathFor(run.workflowId, run.runId) };
+  }
+
+  /**
+   * Seals the tape of a run whose workflow code never got to (the server terminated it, it timed out, it was
+   * reset): `discard` runs first, under the tape's lock, and what it returns is recorded as the run's rollback;
+   * then the outcome. Nothing happens to a tape that is already sealed or that the store does not hold.
+   */
+  async sealEndedRun(
+    run: RunIdentity,
+    end: EndedRunOutcome,
+    discard?: () => Promise<Record<string, unknown> | null>,
+  ): Promise<'sealed' | 'already-sealed' | 'no-tape'> {
+    if (!(await this.store.has(run.workflowId, run.runId))) {
+      await discard?.();
+      return 'no-tape';
+    }
+    return this.store.withTape(run, async (s) => {
+      const rollback = await discard?.();
+      if (s.sealed) return 'already-sealed';
+      // After the last step the run recorded: the step it was in when it ended.
+      const step = Math.max(0, s.writer.lastStep);
+      const at = this.nowUs();
+      if (rollback) await s.append({ kind: 'rollback', step, recordedAtUs: at, payload: rollback });
+      const outcome: Record<string, unknown> = {
+        status: end.status,
+        error: toTapeValue(end.error, this.redactor),
+        sweptAtMs: Math.floor(at / 1000),
+      };
+      if (end.runId && end.runId !== run.runId) outcome.runId = end.runId;
+      await s.seal(outcome, step);
+      return 'sealed';
+    });
   }
 
   /**

@@ -3,7 +3,7 @@
  * file next to it; a process whose cached writer is behind the file (another process appended since, seen
  * as a size change) reopens it, which verifies the tape and continues its chain. See docs/tape-store.md.
  */
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { internRemembered } from './internMemo';
@@ -147,6 +147,8 @@ export interface TapeStore {
   pathFor(workflowId: string, runId: string): string;
   /** Every tape in the store: local paths (folder) or `s3://` URLs (object store). */
   list(): Promise<string[]>;
+  /** Whether the run has a tape in the store (withTape would create one). */
+  has(workflowId: string, runId: string): Promise<boolean>;
   /**
    * Runs `fn` with the run's tape to itself, creating the tape (with `create`'s header fields) on first use;
    * what `fn` appended is durable in the store when this resolves.
@@ -203,6 +205,10 @@ export class FolderTapeStore implements TapeStore {
 
   pathFor(workflowId: string, runId: string): string {
     return path.join(this.dir, tapeFileName(workflowId, runId));
+  }
+
+  async has(workflowId: string, runId: string): Promise<boolean> {
+    return existsSync(this.pathFor(workflowId, runId));
   }
 
   /** Every tape in the folder, by path; an absent folder has none. */

@@ -65,7 +65,9 @@ describe('jbx ls filters', () => {
     expect(since.stderr).toContain('30m, 2h, 7d, 1w');
     const outcome = await runJbx(['ls', '--dir', tmp.dir, '--outcome', 'exploded']);
     expect(outcome.code).toBe(2);
-    expect(outcome.stderr).toContain('completed, failed, cancelled, running, tripped, rolled-back, damaged');
+    expect(outcome.stderr).toContain(
+      'completed, failed, cancelled, terminated, timed-out, reset, running, tripped, rolled-back, damaged',
+    );
     const sort = await runJbx(['ls', '--dir', tmp.dir, '--sort', 'size']);
     expect(sort.code).toBe(2);
     expect(sort.stderr).toContain('started, cost, steps');

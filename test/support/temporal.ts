@@ -27,6 +27,7 @@ export async function connectTestWorker(options: {
   /** Default: record into a fresh temporary folder, keeping tapes out of the repository's .jukebox/tapes. */
   tape?: false | TapeRecorderOptions;
   booth?: JukeboxWorkerOptions['booth'];
+  sweeper?: JukeboxWorkerOptions['sweeper'];
 }) {
   const config = temporalConfigFromEnv();
   const workflowsPath = options.workflowsPath ?? EXAMPLE_WORKFLOWS_PATH;
@@ -49,6 +50,7 @@ export async function connectTestWorker(options: {
     workflowBundle: await bundle,
     tape: options.tape ?? { dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-test-tapes-')) },
     ...(options.booth ? { booth: options.booth } : {}),
+    ...(options.sweeper !== undefined ? { sweeper: options.sweeper } : {}),
   });
   const running = worker.run();
   return {

@@ -6,6 +6,10 @@ export const OUTCOME_FILTERS = [
   'completed',
   'failed',
   'cancelled',
+  // Ended by the server (the workers' sweeper seals their tapes): src/temporal/worker/runSweeper.ts.
+  'terminated',
+  'timed-out',
+  'reset',
   'running',
   'tripped',
   'rolled-back',

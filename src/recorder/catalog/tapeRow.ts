@@ -3,7 +3,16 @@ import type { RolledBack } from '../boothOutcome';
 import type { TapeSummary } from '../summary';
 
 /** How a recorded run ended, as the catalog reports it. `damaged`: a frame failed verification. */
-export type TapeOutcome = 'completed' | 'failed' | 'cancelled' | 'running' | 'damaged' | (string & {});
+export type TapeOutcome =
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'terminated'
+  | 'timed-out'
+  | 'reset'
+  | 'running'
+  | 'damaged'
+  | (string & {});
 
 /** One recorded run, as `jbx ls` and the viewer's recordings list show it. */
 export interface TapeRow {

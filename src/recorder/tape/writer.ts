@@ -307,6 +307,10 @@ export class TapeWriter {
   get frameCount(): number {
     return this.frames;
   }
+  /** The highest step index of any frame so far; -1 before the first. */
+  get lastStep(): number {
+    return this.maxStep;
+  }
   get blobCount(): number {
     return this.blobHashes.size;
   }

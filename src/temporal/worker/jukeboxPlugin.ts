@@ -12,6 +12,7 @@ import type {
   BundleOptions,
   BundlerPlugin,
   ReplayWorkerOptions,
+  Worker,
   WorkerOptions,
   WorkerPlugin,
   WorkflowBundleOption,
@@ -31,6 +32,7 @@ import {
   jukeboxDataConverter,
 } from '../content/dataConverter';
 import { LATENCY_WORKER_OPTIONS } from './latencyOptions';
+import { RunSweeper, type RunSweeperOptions } from './runSweeper';
 import { tapeSinks } from './tapeSinks';
 import { type BreakerWorkerOptions, jukeboxWorkerParts } from './workerParts';
 import { assertTracedBundle, WORKFLOW_INTERCEPTORS_MODULE, workerTelemetry } from './workerTelemetry';
@@ -63,6 +65,11 @@ export interface JukeboxPluginOptions {
    * reach the same store; a client given this plugin (or made by startAgent) finds it from the environment.
    */
   content?: ContentOptions;
+  /**
+   * The sweeper for runs the server ended (terminated, timed out, reset) without their code settling their
+   * staging or sealing their tape (docs/long-runs.md): on unless `false`.
+   */
+  sweeper?: false | RunSweeperOptions;
 }
 
 /** The plugin was given twice to one worker or client: its activities and interceptors would run twice. */
@@ -85,6 +92,9 @@ function assertOnce(plugins: readonly { name: string }[] | undefined, where: 'wo
 
 export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin {
   readonly name = JUKEBOX_PLUGIN_NAME;
+
+  /** What each configured worker (by task queue) records into and stages in, for its sweeper. */
+  private readonly sweepTargets = new Map<string, { recorder?: TapeRecorder; booth?: BoothRuntime }>();
 
   constructor(readonly options: JukeboxPluginOptions = {}) {}
 
@@ -150,6 +160,11 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
     const booth = o.booth instanceof BoothRuntime ? o.booth : o.booth && new BoothRuntime(o.booth);
     const dataConverter = this.dataConverter(options.dataConverter, 'mark', recorder?.store);
     if (booth) await logBoothStatus(await booth.start());
+    if (options.taskQueue && (recorder || booth))
+      this.sweepTargets.set(options.taskQueue, {
+        ...(recorder ? { recorder } : {}),
+        ...(booth ? { booth } : {}),
+      });
     const parts = jukeboxWorkerParts({
       endpoints,
       tools: o.tools ?? [],
@@ -176,6 +191,30 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
       sinks: { ...merged.sinks, ...parts.sinks },
       dataConverter,
     };
+  }
+
+  /** The worker runs with its sweeper beside it (runSweeper.ts), stopped when the worker stops. */
+  async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const targets = this.sweepTargets.get(worker.options.taskQueue);
+    const client = worker.client;
+    if (this.options.sweeper === false || !targets || !client) return next(worker);
+    const { Runtime } = await import('@temporalio/worker');
+    const sweeper = new RunSweeper(
+      {
+        service: client.workflowService,
+        namespace: worker.options.namespace,
+        taskQueue: worker.options.taskQueue,
+        ...targets,
+        log: Runtime.instance().logger,
+      },
+      this.options.sweeper ?? {},
+    );
+    sweeper.start();
+    try {
+      await next(worker);
+    } finally {
+      await sweeper.stop();
+    }
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
