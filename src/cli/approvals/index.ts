@@ -1,4 +1,5 @@
 /** `jbx approvals`: every run of the namespace that waits for a person, with what it asks and what is staged. */
+import { oneLine } from '../../errors/printable';
 import { listApprovals, type PendingApproval } from '../../temporal/client/approvals';
 import type { CommandSpec } from '../command';
 import { withTemporal } from './decision';
@@ -20,6 +21,10 @@ function subjectLine(p: PendingApproval): string {
   return `${p.kind} call ${call}(${JSON.stringify(s.args)})`;
 }
 
+/**
+ * One pending approval as lines a person reads. Reasons, tool arguments and staged lines hold what an agent
+ * chose (names, statements): every control or bidi character is escaped, so none adds or reorders a line.
+ */
 export function renderPending(p: PendingApproval, now = Date.now()): string[] {
   const lines = [
     `${p.workflowId}  run ${p.runId}  ${p.workflowType}`,
@@ -38,7 +43,7 @@ export function renderPending(p: PendingApproval, now = Date.now()): string[] {
   lines.push(
     `  decide: jbx approve ${p.workflowId} [--note TEXT]   or   jbx reject ${p.workflowId} --reason TEXT`,
   );
-  return lines;
+  return lines.map(oneLine);
 }
 
 export const approvalsCommand: CommandSpec = {

@@ -9,6 +9,7 @@ import type { BoothRuntime, FilesCommitReport, ShadowBooth } from '../../booth/s
 import { BoothNotConfiguredError } from '../../booth/shadowBooth';
 import type { SqlCommitResult } from '../../booth/sql';
 import { type BoothChangeSet, type GateVerdict, runGates } from '../../booth/verifiers';
+import { oneLine, printable, printableJson } from '../../errors';
 import { currentActivityTape } from '../../recorder/activityTape';
 import type { WithObservations } from '../../recorder/observations';
 import { activityRun } from './activityRun';
@@ -22,13 +23,17 @@ export interface VerifyReport {
   verdicts: GateVerdict[];
 }
 
-/** What a run staged, one line per file change, SQL statement and escrowed MCP call. */
+/**
+ * What a run staged, one line per file change, SQL statement and escrowed MCP call. The agent chose the names,
+ * statements and arguments: a newline or a bidi control in one is escaped (src/errors/printable.ts), so it can
+ * neither add a line to what a person approving reads nor reorder one (file summaries come escaped).
+ */
 export function summarize(c: BoothChangeSet): StagedSummary {
   const sql = (c.sql as { statements?: { statement: string; params: unknown }[] } | null)?.statements ?? [];
   return {
     files: c.files.map((f) => f.summary),
-    sql: sql.map((s) => `${s.statement} ${JSON.stringify(s.params)}`),
-    mcp: c.mcp.map((m) => `${m.server}/${m.tool} ${JSON.stringify(m.arguments)}`),
+    sql: sql.map((s) => `${oneLine(s.statement)} ${printableJson(s.params)}`),
+    mcp: c.mcp.map((m) => `${printable(m.server)}/${printable(m.tool)} ${printableJson(m.arguments)}`),
   };
 }
 
