@@ -17,24 +17,32 @@ export function keepAliveSchedule(heartbeatTimeoutMs: number): { firstMs: number
 }
 
 /**
- * Heartbeats every activity that has a heartbeat timeout on a timer, for as long as it runs, whatever it does
- * (a tool that runs a test suite for minutes, a model that thinks before its first token, a commit copying
- * files): a live step is never declared dead by the heartbeat timeout, and a worker that dies stops the timer
- * with it, so the server still notices within the timeout and retries the step elsewhere. The timer is also
- * what brings a cancellation to a running step (the server answers a heartbeat with "cancel requested"), so
- * `Context.cancellationSignal` fires for every step, not only for those that report progress.
+ * Heartbeats each of Jukebox's activities that has a heartbeat timeout on a timer, for as long as it runs,
+ * whatever it does (a tool that runs a test suite for minutes, a model that thinks before its first token, a
+ * commit copying files): a live step is never declared dead by the heartbeat timeout, and a worker that dies
+ * stops the timer with it, so the server still notices within the timeout and retries the step elsewhere. The
+ * timer is also what brings a cancellation to a running step (the server answers a heartbeat with "cancel
+ * requested"), so `Context.cancellationSignal` fires for every step, not only for those that report progress.
  *
  * The heartbeats carry no details: the last one ends up in the run's history when a step times out, and an
  * empty payload keeps that record (and each server write) minimal. Local activities cannot heartbeat and are
  * left alone. A step that blocks the event loop (synchronous CPU work) blocks this timer too: keep such work
  * in a worker thread or a child process.
+ *
+ * Only the activity types in `kept` (Jukebox's own) are kept alive. Other activities on the same worker (a
+ * JukeboxPlugin added to a worker that has activities of its own) keep the heartbeats they send themselves: a
+ * timer beating for them would hide one that hangs, and its empty heartbeats would replace the progress details
+ * the activity reads back on its next attempt.
  */
 export class KeepAliveInterceptor implements ActivityInboundCallsInterceptor {
-  constructor(private readonly ctx: Context) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly kept: ReadonlySet<string>,
+  ) {}
 
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) {
-    const { heartbeatTimeoutMs, isLocal } = this.ctx.info;
-    if (isLocal || !heartbeatTimeoutMs) return next(input);
+    const { heartbeatTimeoutMs, isLocal, activityType } = this.ctx.info;
+    if (isLocal || !heartbeatTimeoutMs || !this.kept.has(activityType)) return next(input);
     const { firstMs, everyMs } = keepAliveSchedule(heartbeatTimeoutMs);
     const beat = () => this.ctx.heartbeat();
     let every: NodeJS.Timeout | undefined;

@@ -75,6 +75,7 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
     }),
     ...createApprovalActivities(booth),
   };
+  const jukeboxActivityTypes: ReadonlySet<string> = new Set(Object.keys(activities));
   return {
     activities,
     // AfterStep outermost: its work starts once everything inside (the tape's closing fsync included) is done.
@@ -84,7 +85,7 @@ export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
     activityInterceptors: [
       () => ({ inbound: new AfterStepInterceptor() }),
       () => ({ inbound: new RunKeyInterceptor() }),
-      (ctx) => ({ inbound: new KeepAliveInterceptor(ctx) }),
+      (ctx) => ({ inbound: new KeepAliveInterceptor(ctx, jukeboxActivityTypes) }),
       (ctx) => ({ inbound: new LocalTimeoutInterceptor(ctx) }),
       ...(telemetry ? [telemetry.temporalActivityInterceptor] : []),
       () => ({ inbound: new FailureMappingInterceptor() }),
