@@ -152,8 +152,13 @@ async function runStateOf(workflow: WorkflowClient, raw: RawExecution): Promise<
     ...ids,
     status: (STATUS[status] ?? 'UNSPECIFIED').replace('WORKFLOW_EXECUTION_STATUS_', ''),
     closeTime: close != null ? new Date(Number(close) * 1000) : null,
+    // A run that ended while it waited (cancelled, terminated, timed out) keeps the request in its memo, but
+    // nobody can decide it any more.
     pending:
-      p && typeof p === 'object' && typeof p.id === 'string'
+      status === STATUS.WORKFLOW_EXECUTION_STATUS_RUNNING &&
+      p &&
+      typeof p === 'object' &&
+      typeof p.id === 'string'
         ? { ...p, ...ids, taskQueue: p.taskQueue ?? ids.taskQueue }
         : null,
     last: await read<ApprovalOutcome>(APPROVAL_LAST_MEMO),
@@ -229,7 +234,7 @@ export async function waitForApproval(
     if (run.pending) return run.pending;
     if (run.status !== 'RUNNING')
       throw new ApprovalNotPendingError(
-        `workflow ${run.workflowId} run ${run.runId} ended (${run.status}) without asking for a decision`,
+        `workflow ${run.workflowId} run ${run.runId} ended (${run.status}) with no decision to wait for`,
       );
     if (Date.now() > deadline)
       throw new ApprovalNotPendingError(

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client } from '@temporalio/client';
+import { Client, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
 import {
@@ -23,6 +23,7 @@ import {
   ApprovalNotPendingError,
   approve,
   listApprovals,
+  pendingApproval,
   reject,
   startAgent,
   waitForApproval,
@@ -168,6 +169,35 @@ describe('a gate that asks a person', () => {
     // Only the verify step's record of what the gates judged; no part was applied.
     const commits = tape.frames.filter((f) => f.kind === 'commit').map((f) => f.payload as { part: string });
     expect(commits.map((c) => c.part)).toEqual(['verify']);
+  });
+
+  it('a run cancelled while it waits ends cancelled, its staging rolled back; nobody can decide it any more', async () => {
+    const before = { files: await fingerprint(demo), tables: await tablesDigest(demo) };
+    const handle = await start({});
+    const pending = await waitForApproval(handle);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(await fingerprint(demo)).toEqual(before.files);
+    expect(await tablesDigest(demo)).toBe(before.tables);
+    expect(fs.readdirSync(demo.staging, { recursive: true })).toEqual([]);
+    // The request stays in the ended run's memo; it is no longer pending for anyone.
+    expect(await pendingApproval(handle)).toBeNull();
+    await expect(approve(handle, { by: 'reviewer' })).rejects.toThrow(/already ended \(CANCELED/);
+    const tape = await tapeOf(handle);
+    expect(approvalFrames(tape)).toEqual([expect.objectContaining({ event: 'request', id: pending.id })]);
+    // The commit's own rollback discards the refund; the run's clean-up after the cancellation finds nothing left.
+    expect(tape.frames.filter((f) => f.kind === 'rollback').map((f) => f.payload)).toEqual([
+      expect.objectContaining({
+        part: 'all',
+        discarded: expect.objectContaining({ files: [expect.stringContaining('ledger.csv')] }),
+      }),
+      expect.objectContaining({
+        part: 'all',
+        reason: 'the run failed: Workflow cancelled',
+        discarded: { files: [], sql: [], mcp: [] },
+      }),
+    ]);
   });
 
   it("times out: 'rollback' rolls back and the decision that comes late is refused; 'refuse' refuses at the gate", async () => {

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AccountingDemo,
@@ -24,6 +25,7 @@ import { readTape } from '../../../src/recorder/tape';
 import {
   ApprovalDeciderRefusedError,
   approve,
+  pendingApproval,
   reject,
   startAgent,
   waitForApproval,
@@ -224,6 +226,25 @@ describe('tool calls that wait for a person', () => {
         reason: expect.stringContaining('rejected by owner: keep E-1'),
       }),
     ]);
+  });
+
+  it('a run cancelled while a tool call waits: the call never runs, what was staged before it is rolled back', async () => {
+    const before = { files: await fingerprint(demo), tables: await tablesDigest(demo) };
+    const handle = await start({
+      calls: [
+        { tool: 'stage_file', args: { path: 'cancelled.txt', content: 'staged, then cancelled' } },
+        { tool: 'transfer', args: { customer: 'C-1001', cents: 900 } },
+      ],
+      commit: true,
+    });
+    expect((await waitForApproval(handle)).staged?.files).toEqual([expect.stringContaining('cancelled.txt')]);
+    await handle.cancel();
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('CANCELLED');
+    expect(await fingerprint(demo)).toEqual(before.files);
+    expect(await tablesDigest(demo)).toBe(before.tables);
+    expect(await pendingApproval(handle)).toBeNull();
+    expect(kinds(await tapeOf(handle), 'tool.call').map((p) => p.toolName)).toEqual(['stage_file']);
   });
 
   it("onTimeout 'refuse': only the call is refused, what was staged before commits", async () => {
