@@ -3,12 +3,16 @@
  * the workflow schedules each tool step with them, a timeout is final unless the policy says otherwise (for
  * local steps too), and the tool is told to stop when its attempt is over.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { type ApplicationFailure, type TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TIMEOUT_IS_FINAL, type ToolDefinition } from '../../../src/agent/tools';
 import { localEndpoints } from '../../../src/llm';
+import { tapeFileName } from '../../../src/recorder';
+import { readTape } from '../../../src/recorder/tape';
 import { startAgent } from '../../../src/temporal';
 import { waitUntil } from '../../support/history';
 import { connectTestWorker } from '../../support/temporal';
@@ -65,14 +69,19 @@ const seconds = (d: { seconds?: unknown; nanos?: number | null } | null | undefi
 
 describe.concurrent("a tool's own timeout and retry policy", () => {
   let env: Awaited<ReturnType<typeof connectTestWorker>>;
+  const tapes = mkdtempSync(path.join(os.tmpdir(), 'jbx-tool-policies-'));
   beforeAll(async () => {
     env = await connectTestWorker({
       endpoints: localEndpoints('http://127.0.0.1:9'),
       workflowsPath: WORKFLOWS,
       tools,
+      tape: { dir: tapes },
     });
   });
-  afterAll(() => env?.close());
+  afterAll(async () => {
+    await env?.close();
+    rmSync(tapes, { recursive: true, force: true });
+  });
 
   const run = (calls: ToolCallsInput['calls']) =>
     startAgent<ToolCallsInput, unknown[]>(
@@ -138,6 +147,22 @@ describe.concurrent("a tool's own timeout and retry policy", () => {
     // The call's attempts, the definition's interval.
     expect(scheduled?.retryPolicy).toMatchObject({ maximumAttempts: 3 });
     expect(seconds(scheduled?.retryPolicy?.initialInterval)).toBe(0.05);
+    // Each attempt is on the tape: its call, then its error and whether the step was to be retried.
+    const tape = readTape(path.join(tapes, tapeFileName(thrice.workflowId, (await thrice.describe()).runId)));
+    const attempts = tape.frames
+      .filter((f) => f.kind === 'tool.call' || f.kind === 'activity.error')
+      .map((f) => {
+        const p = f.payload as { attempt: number; willRetry?: boolean };
+        return f.kind === 'tool.call' ? `call ${p.attempt}` : `error ${p.attempt} willRetry=${p.willRetry}`;
+      });
+    expect(attempts).toEqual([
+      'call 1',
+      'error 1 willRetry=true',
+      'call 2',
+      'error 2 willRetry=true',
+      'call 3',
+      'error 3 willRetry=false',
+    ]);
   });
 
   it('keeps a local step that timed out from running again, as the server does an activity task', async () => {
