@@ -200,6 +200,26 @@ describe('a gate that asks a person', () => {
     ]);
   });
 
+  it('a run the server timed out while it waited: not pending, and `jbx approve` / `jbx reject` exit 1', async () => {
+    const client = new Client({ connection: env.connection, namespace: env.namespace });
+    const handle = await client.workflow.start('accountingAgent', {
+      taskQueue: env.taskQueue,
+      workflowId: `approval-run-timeout-${Date.now().toString(36)}`,
+      args: [{ request: REFUND_750, approval: {} } satisfies AccountingInput, {}],
+      workflowExecutionTimeout: '20s',
+    });
+    await waitForApproval(handle);
+    await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
+    expect((await handle.describe()).status.name).toBe('TIMED_OUT');
+    expect(await pendingApproval(handle)).toBeNull();
+    const approved = await runJbx(['approve', handle.workflowId, '--by', 'reviewer']);
+    expect(approved.code).toBe(1);
+    expect(approved.stderr).toMatch(/already ended \(TIMED_OUT at \S+\); there is nothing to decide/);
+    const rejected = await runJbx(['reject', handle.workflowId, '--by', 'reviewer', '--reason', 'too late']);
+    expect(rejected.code).toBe(1);
+    expect(rejected.stderr).toMatch(/already ended \(TIMED_OUT/);
+  });
+
   it("times out: 'rollback' rolls back and the decision that comes late is refused; 'refuse' refuses at the gate", async () => {
     const before = await fingerprint(demo);
     const late = await start({ timeout: '2s' });
