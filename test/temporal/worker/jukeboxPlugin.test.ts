@@ -12,6 +12,7 @@ import {
 import { temporalConfigFromEnv } from '../../../src/temporal/config';
 import { runJbx as jbx } from '../../timetravel/replay/jbx';
 import * as activities from './fixtures/helloActivities';
+import * as quietActivities from './fixtures/quietActivities';
 
 const FIXTURES = path.join(__dirname, 'fixtures');
 
@@ -98,5 +99,29 @@ describe('JukeboxPlugin on a plain Temporal worker', () => {
       { module: 'fs', importedBy: [expect.stringMatching(/fixtures\/readsFile\.ts$/)] },
     ]);
     expect(err.message).toMatch(/'fs' \(imported by .*readsFile\.ts\).*move file, network and clock access/);
+  });
+
+  it("leaves the worker's own activities to their own heartbeats: a quiet one times out for them", async () => {
+    const taskQueue = `plugin-quiet-${Date.now().toString(36)}`;
+    const plugin = new JukeboxPlugin({ tape: false });
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      namespace: config.namespace,
+      taskQueue,
+      workflowsPath: path.join(FIXTURES, 'quietWorkflows.ts'),
+      activities: quietActivities,
+      plugins: [plugin],
+    });
+    const client = new Client({ connection, namespace: config.namespace, plugins: [plugin] });
+    // Quiet for 8 s with a 2 s heartbeat timeout: the plugin's keep-alive timer, beating for Jukebox's steps, would
+    // keep it alive (and replace the progress details an activity heartbeats with empty ones).
+    const result = await worker.runUntil(
+      client.workflow.execute('quietActivityWorkflow', {
+        taskQueue,
+        workflowId: `quiet-${taskQueue}`,
+        args: [8_000, 2_000],
+      }),
+    );
+    expect(result).toBe('timed out: HEARTBEAT');
   });
 });
