@@ -91,7 +91,9 @@ describe('spend detectors', () => {
   it('trip on dollars per minute over the window', () => {
     const b = breakerOf({ velocity: { maxUsdPerMinute: 0.01, minSteps: 3 } });
     expect(b.observeSpend('a', { startMs: 0, endMs: 3000, outputTokens: 1000, usd: 0.001 })).toBeUndefined();
-    expect(b.observeSpend('a', { startMs: 3000, endMs: 6000, outputTokens: 1000, usd: 0.001 })).toBeUndefined();
+    expect(
+      b.observeSpend('a', { startMs: 3000, endMs: 6000, outputTokens: 1000, usd: 0.001 }),
+    ).toBeUndefined();
     const trip = b.observeSpend('a', { startMs: 6000, endMs: 9000, outputTokens: 1000, usd: 0.001 });
     // $0.003 in 9 s is $0.02 a minute.
     expect(trip).toMatchObject({ detector: 'spend-velocity', track: 'a' });

@@ -561,7 +561,6 @@ export class StagedSql {
     return this.exclusive(async () => {
       const id = result.commitId;
       if (id === null || !result.applied) return { commitId: id ?? '', tables: [], recovered: true };
-      const real = this.dialect.real;
       try {
         return await this.dialect.writeTransaction(async (trx) => {
           // First, as in applyToReal: SQLite's lock needs no table names; pg's follows once the row names them.

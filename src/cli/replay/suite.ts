@@ -3,11 +3,11 @@
  * up to the cores), one line per tape as it finishes and a summary; exit 1 when any diverged or could not be
  * replayed; `--junit FILE` writes the JUnit XML report CI systems show per tape.
  */
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { junitXml } from '../../timetravel/replay/junit';
 import { replayTapes, type TapeReplayResult } from '../../timetravel/replay/suite';
-import { isGlob, listTapes } from '../../timetravel/replay/tapeFiles';
+import { listTapes } from '../../timetravel/replay/tapeFiles';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import type { Output } from '../output';
 

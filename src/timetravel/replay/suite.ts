@@ -11,15 +11,15 @@ import { TapeError } from '../../recorder/tape';
 import { agentFromWorkflowCode } from '../bundle/bundledAgent';
 import { isBundleFile } from '../bundle/format';
 import { openBundle } from '../bundle/openBundle';
-import { type AgentCode, findAgentCode } from './agentCode';
+import { findAgentCode } from './agentCode';
 import type { Divergence } from './errors';
-import { type ReplayReport, replayTape } from './replayTape';
+import { replayTape } from './replayTape';
 import { replayWithCode } from './replayWithCode';
 
 export { replayWithCode };
 
 import { listTapes } from './tapeFiles';
-import { readTimeline, type Timeline } from './timeline';
+import { readTimeline } from './timeline';
 
 export interface TapeReplayResult {
   file: string;

@@ -22,7 +22,7 @@ import { tapeFileName } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
 import { approve, pendingApproval, startAgent, waitForApproval } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
-import { spawnWorker, type WorkerProcess } from '../../support/workerProcess';
+import { spawnWorker } from '../../support/workerProcess';
 
 const ENTRY = 'test/temporal/workflow/fixtures/boothWorker.ts';
 const REQUEST = 'Refund $750 to customer C-2002: service outage credit, for a person to approve.';
