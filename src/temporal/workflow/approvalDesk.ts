@@ -111,7 +111,14 @@ export class ApprovalDesk {
         this.take(d, 'signal');
       } catch (err) {
         const reason = err instanceof Error ? err.message : String(err);
-        this.refused.push({ decisionId: String(d?.decisionId ?? ''), by: String(d?.by ?? ''), reason });
+        // The id the run would have taken it under, so a sender can find its own refusal.
+        const decisionId =
+          typeof d?.decisionId === 'string' && d.decisionId
+            ? d.decisionId
+            : isPlainObject(d)
+              ? defaultDecisionId(d)
+              : '';
+        this.refused.push({ decisionId, by: String(d?.by ?? ''), reason });
         log.warn('a decision sent as a signal was refused', { reason });
       }
     });

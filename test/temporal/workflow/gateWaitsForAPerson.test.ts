@@ -5,7 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, WorkflowFailedError } from '@temporalio/client';
+import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountingInput, AccountingOutput } from '../../../examples/accounting/agent';
 import {
@@ -15,13 +16,17 @@ import {
   tablesDigest,
 } from '../../../examples/accounting/demo';
 import { readOutbox } from '../../../examples/accounting/notifyServer';
+import type { ApprovalDecisionInput } from '../../../src/agent';
 import { tapeFileName } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
 import {
   ApprovalDeciderRefusedError,
   ApprovalDecisionInvalidError,
   ApprovalNotPendingError,
+  approvalQuery,
   approve,
+  decideUpdate,
+  decisionSignal,
   listApprovals,
   pendingApproval,
   reject,
@@ -142,6 +147,57 @@ describe('a gate that asks a person', () => {
     await expect(approve(handle, { by: 'reviewer' })).rejects.toThrow(
       /already ended \(COMPLETED.*was approved by reviewer/,
     );
+  });
+
+  it("the run's own validator refuses what a client did not check, leaving no trace; a refused signal changes nothing", async () => {
+    const handle = await start({ deciders: ['reviewer'] });
+    const pending = await waitForApproval(handle);
+    // Straight to the run, past the client's own checks (as the Temporal CLI or another SDK would send it).
+    const raw = new Client({ connection: env.connection, namespace: env.namespace }).workflow.getHandle(
+      handle.workflowId,
+    );
+    const refusedWith = async (d: ApprovalDecisionInput) => {
+      const err = await raw.executeUpdate(decideUpdate, { args: [d] }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+      const cause = (err as WorkflowUpdateFailedError).cause as ApplicationFailure;
+      return { type: cause.type, message: cause.message };
+    };
+    const before = (await handle.fetchHistory()).events?.length;
+    expect(await refusedWith({ approvalId: pending.id, verdict: 'approve', by: 'mallory' })).toEqual({
+      type: 'ApprovalDeciderRefusedError',
+      message: `mallory may not decide approval ${pending.id}; its deciders are reviewer`,
+    });
+    expect(await refusedWith({ approvalId: 's99-1', verdict: 'approve', by: 'reviewer' })).toMatchObject({
+      type: 'ApprovalNotPendingError',
+      message: expect.stringContaining(
+        `the run is not waiting for approval s99-1; it waits for approval ${pending.id}`,
+      ),
+    });
+    expect(await refusedWith({ approvalId: pending.id, verdict: 'reject', by: 'reviewer' })).toEqual({
+      type: 'ApprovalDecisionInvalidError',
+      message: 'a rejection needs a reason (note)',
+    });
+    expect(
+      await refusedWith({ approvalId: pending.id, verdict: 'approve', by: 'reviewer', args: { cents: 1 } }),
+    ).toMatchObject({ type: 'ApprovalDecisionInvalidError' });
+    // A validator's refusal is not written to the history.
+    expect((await handle.fetchHistory()).events?.length).toBe(before);
+
+    // A signal is in the history at once; the run validates it by the same rules when it takes it.
+    await raw.signal(decisionSignal, { approvalId: pending.id, verdict: 'approve', by: 'mallory' });
+    await expect
+      .poll(async () => (await raw.query(approvalQuery)).refused, { timeout: 15_000 })
+      .toEqual([
+        {
+          decisionId: `${pending.id}/approve/mallory`,
+          by: 'mallory',
+          reason: expect.stringContaining('mallory may not decide'),
+        },
+      ]);
+    expect((await pendingApproval(handle))?.id).toBe(pending.id);
+
+    await approve(handle, { by: 'reviewer' });
+    expect((await handle.result()).output.committed).toBe(true);
   });
 
   it('rolls back on a rejection: ledger, table and outbox hash exactly as before', async () => {
