@@ -12,7 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { PathEscapeError, PathRefusedError, WorkspaceFsError } from '../errors';
 import type { StagedWorkspace } from '../stagedWorkspace';
-import type { ShellChange, Skipped } from './view';
+import { ShellSpawnError } from './errors';
+import { SANDBOX_PATH } from './isolation';
+import type { CommandView, ShellChange, Skipped } from './view';
 
 let probed: boolean | undefined;
 
@@ -104,6 +106,56 @@ export async function buildLayer(ws: StagedWorkspace, layer: string): Promise<st
     whiteouts.push(path.join(layer, rel));
   }
   return whiteouts;
+}
+
+/**
+ * The overlay view in `scratch`: the staged layer in `scratch/layer`, the upper layer catching the command's
+ * writes in `scratch/upper`, the mount at `scratch/merged`, all made by the wrapper inside `unshare -Urm`, which
+ * then runs bwrap (`sandbox(dir)`: its arguments for a view bound from `dir`) and lists the merged view.
+ */
+export async function overlayView(
+  ws: StagedWorkspace,
+  scratch: string,
+  sandbox: (dir: string) => string[],
+): Promise<CommandView> {
+  for (const d of ['layer', 'upper', 'work', 'merged']) await fs.mkdir(path.join(scratch, d));
+  const whiteouts = await buildLayer(ws, path.join(scratch, 'layer'));
+  const upper = path.join(scratch, 'upper');
+  const merged = path.join(scratch, 'merged');
+  const listing = path.join(scratch, 'listing');
+  return {
+    kind: 'overlay',
+    argv: [
+      'unshare',
+      '-Urm',
+      '--propagation',
+      'private',
+      'sh',
+      '-c',
+      OVERLAY_SCRIPT,
+      'sh',
+      String(whiteouts.length),
+      ...whiteouts,
+      ...sandbox(merged),
+    ],
+    env: {
+      PATH: SANDBOX_PATH,
+      JBX_LOWER: `${path.join(scratch, 'layer')}:${ws.root}`,
+      JBX_UPPER: upper,
+      JBX_WORK: path.join(scratch, 'work'),
+      JBX_MERGED: merged,
+      JBX_OUT: listing,
+    },
+    cwd: scratch,
+    contentDir: upper,
+    async changes(stderr) {
+      if ((await fs.stat(`${listing}.mounted`).catch(() => null)) === null)
+        throw new ShellSpawnError(`the overlay view could not be mounted: ${stderr.trim()}`);
+      const list = await fs.readFile(listing).catch(() => null);
+      if (list === null) throw new ShellSpawnError(`the overlay view could not be scanned: ${stderr.trim()}`);
+      return scanUpper(ws, upper, list);
+    },
+  };
 }
 
 /**

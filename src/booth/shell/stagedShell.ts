@@ -22,10 +22,10 @@ import {
 } from './errors';
 import { bwrapArgs, type Isolation, probeBwrap, probeProcessTools, SANDBOX_PATH } from './isolation';
 import { type LimitPlan, planLimits, resolveLimits, type ShellEnforcement, type ShellLimits } from './limits';
-import { buildLayer, OVERLAY_SCRIPT, overlaySafePath, probeOverlay, scanUpper } from './overlay';
+import { overlaySafePath, overlayView, probeOverlay } from './overlay';
 import { COMMAND_PREFIX, commandName, isOrphan } from './owner';
 import { buildSeccompFilter, SECCOMP_DENIED_SYSCALLS, seccompArch } from './seccomp';
-import { materialize, type ShellChange, type Skipped, scan, stage } from './view';
+import { type CommandView, copyView, type ShellChange, type Skipped, stage } from './view';
 
 export interface StagedShellOptions {
   /**
@@ -234,64 +234,33 @@ export class StagedShell extends ShellEnvironment {
       const arch = seccompArch();
       const seccompFile = this.seccomp && arch !== null ? path.join(scratch, 'seccomp.bpf') : null;
       if (seccompFile !== null) await fs.writeFile(seccompFile, buildSeccompFilter(arch!), { mode: 0o600 });
-      const overlay = this.useOverlay(scratch);
-      const contentDir = path.join(scratch, overlay ? 'upper' : 'root');
-      const mountAt = path.join(scratch, overlay ? 'merged' : 'root');
-      const listing = path.join(scratch, 'listing');
-      let view: Awaited<ReturnType<typeof materialize>> | null = null;
-      let spawnArgv: string[];
-      let spawnEnv: Record<string, string> = env;
-      let spawnCwd: string;
-      const sandbox = () =>
-        bwrapArgs({
-          copyDir: mountAt,
+      const sandbox = (dir: string) => [
+        this.bwrap,
+        ...bwrapArgs({
+          copyDir: dir,
           root: this.workspace.root,
           cwd: path.join(this.workspace.root, cwdRel),
           network,
           env,
           argv,
           seccomp: seccompFile !== null,
-        });
-      if (overlay) {
-        for (const d of ['layer', 'upper', 'work', 'merged']) await fs.mkdir(path.join(scratch, d));
-        const whiteouts = await buildLayer(this.workspace, path.join(scratch, 'layer'));
-        spawnArgv = [
-          'unshare',
-          '-Urm',
-          '--propagation',
-          'private',
-          'sh',
-          '-c',
-          OVERLAY_SCRIPT,
-          'sh',
-          String(whiteouts.length),
-          ...whiteouts,
-          this.bwrap,
-          ...sandbox(),
-        ];
-        spawnEnv = {
-          PATH: SANDBOX_PATH,
-          JBX_LOWER: `${path.join(scratch, 'layer')}:${this.workspace.root}`,
-          JBX_UPPER: contentDir,
-          JBX_WORK: path.join(scratch, 'work'),
-          JBX_MERGED: mountAt,
-          JBX_OUT: listing,
-        };
-        spawnCwd = scratch;
-      } else {
-        await fs.mkdir(mountAt);
-        view = await materialize(this.workspace, mountAt);
-        await fs.chmod(mountAt, (await this.workspace.stat('.')).mode);
-        spawnArgv = this.isolation === 'bwrap' ? [this.bwrap, ...sandbox()] : argv;
-        spawnCwd = this.isolation === 'bwrap' ? scratch : path.join(mountAt, cwdRel);
-      }
+        }),
+      ];
+      const view: CommandView = this.useOverlay(scratch)
+        ? await overlayView(this.workspace, scratch, sandbox)
+        : await copyView(this.workspace, scratch, {
+            sandbox: this.isolation === 'bwrap' ? sandbox : null,
+            argv,
+            env,
+            cwd: cwdRel,
+          });
       const started = performance.now();
       let out: Awaited<ReturnType<typeof runCommand>>;
       try {
         out = await runCommand({
-          argv: spawnArgv,
-          cwd: spawnCwd,
-          env: spawnEnv,
+          argv: view.argv,
+          cwd: view.cwd,
+          env: view.env,
           timeoutMs: o.timeoutMs,
           keepOutputBytes: this.maxOutput,
           plan,
@@ -301,7 +270,7 @@ export class StagedShell extends ShellEnvironment {
         });
       } catch (err) {
         if (o.signal?.aborted) throw err;
-        throw new ShellSpawnError(`${spawnArgv[0]}: ${(err as Error).message}`, err);
+        throw new ShellSpawnError(`${view.argv[0]}: ${(err as Error).message}`, err);
       }
       if (out.preludeFailed !== null) throw new ShellSpawnError(out.preludeFailed);
       const durationMs = performance.now() - started;
@@ -315,7 +284,7 @@ export class StagedShell extends ShellEnvironment {
         stdoutTruncated: out.stdoutTruncated,
         stderrTruncated: out.stderrTruncated,
         isolation: this.isolation,
-        view: overlay ? ('overlay' as const) : ('copy' as const),
+        view: view.kind,
         network,
         enforcement: plan.enforcement,
         seccomp: seccompFile !== null,
@@ -339,19 +308,10 @@ export class StagedShell extends ShellEnvironment {
         if (o.onTimeout === 'return') return result;
         throw new ShellTimeoutError(argv, o.timeoutMs, out.stdout, out.stderr);
       }
-      let scanned: Awaited<ReturnType<typeof scan>>;
-      if (overlay) {
-        if ((await fs.stat(`${listing}.mounted`).catch(() => null)) === null)
-          throw new ShellSpawnError(`the overlay view could not be mounted: ${out.stderr.trim()}`);
-        const list = await fs.readFile(listing).catch(() => null);
-        if (list === null)
-          throw new ShellSpawnError(`the overlay view could not be scanned: ${out.stderr.trim()}`);
-        scanned = await scanUpper(this.workspace, contentDir, list);
-      } else scanned = await scan(view!);
-      const { changes, skipped } = scanned;
+      const { changes, skipped } = await view.changes(out.stderr);
       this.workspace.checkStagedBytes(changes, `shell command ${printableJson(argv)}`);
       try {
-        await stage(this.workspace, contentDir, changes);
+        await stage(this.workspace, view.contentDir, changes);
       } catch (err) {
         if (err instanceof StagedBytesLimitError) throw err;
         const p = (err as { path?: unknown }).path;

@@ -1,7 +1,8 @@
 /**
  * The command's view of the workspace: the merged (real + staged) tree copied into a scratch directory, and the
  * scan that turns what the command left there into staged operations. A copy (rather than overlayfs) works
- * unprivileged on any filesystem; its cost grows with the workspace (docs/shadow-booth.md).
+ * unprivileged on any filesystem; its cost grows with the workspace (docs/shadow-booth.md). `CommandView` is what
+ * either view (this one, or the overlay: src/booth/shell/overlay.ts) gives the shell.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -29,6 +30,47 @@ export type ShellChange =
 export interface Skipped {
   path: string;
   reason: 'symlink' | 'special-file';
+}
+
+/** A view made for one command in its scratch folder: how to start the command in it, and what it changed. */
+export interface CommandView {
+  kind: 'overlay' | 'copy';
+  /** The command's first link (bwrap, the overlay's wrapper, or the bare command), where and with what. */
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Where the files the command wrote are, to be staged from. */
+  contentDir: string;
+  /** What the command changed; only for a command that ended by itself. `stderr`: the command's, for errors. */
+  changes(stderr: string): Promise<Scan>;
+}
+
+/**
+ * The copy view in `scratch`: the merged view copied to `scratch/root`. `sandbox(dir)` gives bwrap's arguments
+ * for a view bound from `dir`; without isolation the command runs bare, with its cwd in the copy.
+ */
+export async function copyView(
+  ws: StagedWorkspace,
+  scratch: string,
+  o: {
+    sandbox: ((dir: string) => string[]) | null;
+    argv: string[];
+    env: Record<string, string>;
+    cwd: string;
+  },
+): Promise<CommandView> {
+  const root = path.join(scratch, 'root');
+  await fs.mkdir(root);
+  const view = await materialize(ws, root);
+  await fs.chmod(root, (await ws.stat('.')).mode);
+  return {
+    kind: 'copy',
+    argv: o.sandbox ? o.sandbox(root) : o.argv,
+    env: o.env,
+    cwd: o.sandbox ? scratch : path.join(root, o.cwd),
+    contentDir: root,
+    changes: () => scan(view),
+  };
 }
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
