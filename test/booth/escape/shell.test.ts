@@ -11,8 +11,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoothRuntime, type ShadowBooth, type ShadowBoothConfig } from '../../../src/booth/shadowBooth';
 import { ShellLimitError, type StagedShellOptions } from '../../../src/booth/shell';
-import { makeGroups, probeCgroups } from '../../../src/booth/shell/cgroups';
-import { commandName } from '../../../src/booth/shell/owner';
+import { makeGroups, probeCgroups, sweepGroups } from '../../../src/booth/shell/cgroups';
+import { commandName, isOrphan } from '../../../src/booth/shell/owner';
 import { cgroupsNamed, processesMentioning, within } from '../../support/processes';
 import { fingerprint, makeWorld, type World } from './targets';
 
@@ -181,26 +181,77 @@ describe('the seccomp filter refuses what a command never needs', () => {
 });
 
 describe("a worker's start-up sweeps what commands of dead workers left", () => {
-  it('kills the processes still in their control groups, removes the groups and the scratch folders', async () => {
+  /** A command name of a worker that is gone: this boot, a pid that exists no more. */
+  const deadName = () =>
+    commandName().replace(/^jbx-shell-([0-9a-f]{8})-\d+-\d+-/, 'jbx-shell-$1-4194300-1-');
+
+  /**
+   * A control group named `name` holding `sleep <marker>` (own session, no parent-death signal), once the sleep
+   * is both exec'd and listed in the group (the shell before it names the marker too, outside the group until
+   * its echo). A dead owner's group may be swept by a worker starting elsewhere before the shell joins it: then
+   * the shell finds no group and exits, and the group is made again.
+   */
+  async function groupWithProcess(name: string, marker: string) {
+    for (let tries = 0; tries < 5; tries++) {
+      const groups = (await makeGroups(await probeCgroups(), name, {
+        memoryBytes: 1024 ** 3,
+        processes: 16,
+      }))!;
+      const child = spawn('/bin/sh', ['-c', `echo $$ > ${groups.procs[0]} && exec sleep ${marker}`], {
+        stdio: 'ignore',
+        detached: true,
+      });
+      child.unref();
+      let gone = false;
+      child.once('exit', () => {
+        gone = true;
+      });
+      const joined = () => {
+        try {
+          return (
+            fs.readFileSync(`/proc/${child.pid}/cmdline`, 'utf8') === `sleep\0${marker}\0` &&
+            fs.readFileSync(groups.procs[0]!, 'utf8').split('\n').includes(String(child.pid))
+          );
+        } catch {
+          return false;
+        }
+      };
+      await within(30_000, () => joined() || gone);
+      if (joined()) return;
+      child.kill('SIGKILL');
+    }
+    throw new Error(`no process could be put in a control group named ${name}`);
+  }
+
+  it("removes dead owners' scratch folders (unwritable ones too), not a live owner's", async () => {
     const scratch = path.join(world.base, 'scratch');
     const own = commandName();
-    // A worker that is gone: this boot, a pid that exists no more (or, if reused, started at another time).
-    const dead = own.replace(/^jbx-shell-([0-9a-f]{8})-\d+-\d+-/, 'jbx-shell-$1-4194300-1-');
+    const dead = deadName();
     for (const name of [own, dead]) fs.mkdirSync(path.join(scratch, name, 'upper/work'), { recursive: true });
     fs.chmodSync(path.join(scratch, dead, 'upper/work'), 0);
-    const layout = await probeCgroups();
-    const groups = (await makeGroups(layout, dead, { memoryBytes: 1024 ** 3, processes: 16 }))!;
-    const orphan = spawn('/bin/sh', ['-c', `echo $$ > ${groups.procs[0]} && exec sleep 3176`], {
-      stdio: 'ignore',
-      detached: true,
-    });
-    expect(await within(5_000, () => processesMentioning('sleep 3176').length === 1)).toBe(true);
     const { swept } = await runtime.start();
     expect(swept.scratch).toEqual([dead]);
-    expect(swept.groups).toContain(dead);
+    expect(fs.readdirSync(scratch)).toEqual([own]);
+  });
+
+  it("kills the processes still in a dead owner's control groups and removes the groups", async () => {
+    const dead = deadName();
+    await groupWithProcess(dead, '3176');
+    const { swept } = await runtime.start();
+    // Any worker starting on this machine meanwhile sweeps dead owners' groups too: this one, or another, did.
     expect(processesMentioning('sleep 3176')).toEqual([]);
     expect(cgroupsNamed(dead)).toEqual([]);
-    expect(fs.readdirSync(scratch)).toEqual([own]);
-    orphan.unref();
+    // And it swept only groups of owners that are gone.
+    expect(swept.groups.filter((name) => !isOrphan(name))).toEqual([]);
+  });
+
+  it('the group sweep kills what a group holds and removes it (a name no other worker would sweep)', async () => {
+    // This process's own name: its owner is alive, so no other worker's sweep touches it.
+    const own = commandName();
+    await groupWithProcess(own, '3177');
+    expect(cgroupsNamed(own).length).toBeGreaterThan(0);
+    expect(await sweepGroups(await probeCgroups(), (name) => name === own)).toEqual([own]);
+    expect(processesMentioning('sleep 3177')).toEqual([]);
+    expect(cgroupsNamed(own)).toEqual([]);
   });
 });
