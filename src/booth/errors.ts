@@ -11,6 +11,7 @@ export type PathRefusal =
   | 'windows-drive'
   | 'root'
   | 'staging-dir'
+  | 'booth-owned'
   | 'symlink'
   | 'special-file'
   | 'hard-link';

@@ -129,6 +129,18 @@ export class BoothRuntime {
     return null;
   }
 
+  /**
+   * What the booth owns that may lie inside the workspace root: the staging root of every run, and the SQLite
+   * database SQL is staged against with its journals. A run's file API and shell commands cannot reach them.
+   */
+  get boothOwned(): string[] {
+    const sql = this.sqlOptions;
+    const c = sql?.client === 'sqlite3' ? sql.connection : undefined;
+    const file = typeof c === 'string' ? c : (c as { filename?: unknown } | undefined)?.filename;
+    const db = typeof file === 'string' && file !== ':memory:' ? [path.resolve(file)] : [];
+    return [this.stagingRoot, ...db.flatMap((f) => [f, `${f}-journal`, `${f}-wal`, `${f}-shm`])];
+  }
+
   /** The folder a run stages in. Ids are escaped so none can climb out of the staging root. */
   runDir(workflowId: string, runId: string): string {
     return path.join(this.stagingRoot, folderName(workflowId), folderName(runId));
@@ -340,6 +352,7 @@ export class ShadowBooth {
       ...runtime.config.files,
       root: runtime.config.workspaceRoot,
       stagingDir: path.join(dir, 'files'),
+      boothOwned: runtime.boothOwned,
       faultPoint: (point) => fault(`files:${point}`),
       ...(step ? { layerDir: path.join(stepDirOf(dir, step.id), 'files') } : {}),
     });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { printable } from '../errors';
+import { printable, quoted } from '../errors';
 import { type Change, changeSetOf, conflictsOf } from './changeSet';
 import {
   type FaultHook,
@@ -103,6 +103,14 @@ export interface StagedWorkspaceOptions {
    * always allowed.
    */
   maxStagedBytes?: number;
+  /**
+   * Paths the booth itself owns besides `stagingDir` (the staging root of every run, the SQLite database the
+   * booth stages SQL against and its journals). Those inside the root are refused like the staging area, to
+   * reads and writes of the file API and of shell commands, and left out of listings: else a run could stage
+   * a rewrite of the database's file (past SQL confinement and the gates that read its statements) or of
+   * another run's staging, and read its own session's credentials.
+   */
+  boothOwned?: string[];
 }
 
 export type NodeType = 'file' | 'dir';
@@ -147,6 +155,8 @@ export class StagedWorkspace {
   readonly stagingDir: string;
   private readonly roots: string[];
   private readonly stagingRel: Rel | null;
+  /** The staging area and the booth-owned paths inside the root, which no caller may reach. */
+  private readonly reserved: { rel: Rel; reason: 'staging-dir' | 'booth-owned' }[];
   private readonly fault: FaultHook;
   private readonly hardLinks: 'refuse' | 'copy-on-write';
   private readonly fileMode: number;
@@ -180,12 +190,21 @@ export class StagedWorkspace {
     stagingDir: string,
     entries: Record<string, Entry>,
     pending: boolean,
+    boothOwned: string[],
   ) {
     this.root = root;
     this.roots = roots;
     this.stagingDir = stagingDir;
-    const inside = isWithin(root, stagingDir);
-    this.stagingRel = inside ? path.relative(root, stagingDir).split(path.sep) : null;
+    const relIn = (p: string): Rel | null =>
+      isWithin(root, p) ? path.relative(root, p).split(path.sep) : null;
+    this.stagingRel = relIn(stagingDir);
+    this.reserved = [
+      ...(this.stagingRel ? [{ rel: this.stagingRel, reason: 'staging-dir' as const }] : []),
+      ...boothOwned.flatMap((p) => {
+        const rel = relIn(p);
+        return rel ? [{ rel, reason: 'booth-owned' as const }] : [];
+      }),
+    ];
     this.fault = o.faultPoint ?? (() => {});
     this.hardLinks = o.hardLinks ?? 'refuse';
     this.fileMode = o.fileMode ?? 0o644;
@@ -237,9 +256,18 @@ export class StagedWorkspace {
       pending = names.includes(JOURNAL_FILE);
     }
     const roots = [...new Set([path.resolve(o.root), root])];
+    const boothOwned: string[] = [];
+    for (const p of o.boothOwned ?? []) {
+      const abs = await canonicalStaging(path.resolve(p));
+      if (isWithin(abs, root))
+        throw new WorkspaceConfigError(
+          `${abs} is the workspace root or contains it, and the booth owns it; put the staging root and the database beside or inside the root`,
+        );
+      boothOwned.push(abs);
+    }
     // A step layer starts empty: it lives in memory only, and a retry throws a dead attempt's away.
     const base = entries;
-    const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending);
+    const ws = new StagedWorkspace(o, root, roots, stagingDir, entries, pending, boothOwned);
     ws.steps = steps;
     if (staged !== null) {
       ws.logAt = staged.log;
@@ -722,6 +750,19 @@ export class StagedWorkspace {
     this.stagingReady = true;
   }
 
+  /**
+   * Whether `key` (a path relative to the root, `/`-separated) is the staging area or a booth-owned path itself:
+   * listings and shell views leave those out.
+   */
+  isReserved(key: string): boolean {
+    return this.reserved.some((r) => relKey(r.rel) === key);
+  }
+
+  /** The staging area and the booth-owned paths inside the root, relative to it (`/`-separated). */
+  get reservedPaths(): string[] {
+    return this.reserved.map((r) => relKey(r.rel));
+  }
+
   private input(p: string, mutate: boolean): Rel {
     const rel = normalizeInput(p, this.roots);
     if (Buffer.byteLength(path.join(this.root, ...rel)) > MAX_PATH_BYTES)
@@ -730,11 +771,14 @@ export class StagedWorkspace {
         'path-too-long',
         `with the root prefix it exceeds ${MAX_PATH_BYTES} bytes`,
       );
-    if (this.stagingRel !== null && startsWith(rel, this.stagingRel))
+    const reserved = this.reserved.find((r) => startsWith(rel, r.rel));
+    if (reserved !== undefined)
       throw new PathRefusedError(
         p,
-        'staging-dir',
-        'it is inside the staging area, which only the booth may touch',
+        reserved.reason,
+        reserved.reason === 'staging-dir'
+          ? 'it is inside the staging area, which only the booth may touch'
+          : `the booth owns ${quoted(relKey(reserved.rel))} (the runs' staging, or the database SQL is staged against: change that through booth.sql())`,
       );
     if (mutate && rel.length === 0)
       throw new PathRefusedError(p, 'root', 'the workspace root itself cannot be written, moved or deleted');
@@ -918,7 +962,7 @@ export class StagedWorkspace {
     if (realVisible) {
       for (const name of await fs.readdir(path.join(this.root, ...r.rel))) {
         const child = [...r.rel, name];
-        if (this.stagingRel !== null && relKey(child) === relKey(this.stagingRel)) continue;
+        if (this.isReserved(relKey(child))) continue;
         if (this.entries[relKey(child)]?.kind === 'whiteout') continue;
         names.add(name);
       }

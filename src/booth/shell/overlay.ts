@@ -100,8 +100,12 @@ export async function buildLayer(ws: StagedWorkspace, layer: string): Promise<st
       await fs.chmod(abs, c.after.mode);
     }
   }
-  if (ws.stagingDir.startsWith(`${ws.root}/`)) {
-    const rel = path.relative(ws.root, ws.stagingDir);
+  // The staging area and what else the booth owns inside the root are not the command's to see (the real root
+  // is the overlay's lowest layer). The outermost of them that exist hide the rest.
+  const reserved = ws.reservedPaths;
+  for (const rel of reserved) {
+    if (reserved.some((r) => r !== rel && rel.startsWith(`${r}/`))) continue;
+    if ((await fs.lstat(path.join(ws.root, rel)).catch(() => null)) === null) continue;
     await ensureParent(rel);
     whiteouts.push(path.join(layer, rel));
   }
@@ -215,13 +219,12 @@ export async function scanUpper(
   const deletes: string[] = [];
   const changes: ShellChange[] = [];
   const skipped: Skipped[] = [];
-  const stagingRel = ws.stagingDir.startsWith(`${ws.root}/`) ? path.relative(ws.root, ws.stagingDir) : null;
   for (const [dir, names] of merged) {
     const b = await before(ws, dir);
     if (b.type !== 'dir') continue;
     for (const name of await ws.readdir(dir === '' ? '.' : dir)) {
       const p = dir === '' ? name : `${dir}/${name}`;
-      if (!names.has(name) && p !== stagingRel) deletes.push(p);
+      if (!names.has(name) && !ws.isReserved(p)) deletes.push(p);
     }
   }
   const walk = async (rel: string) => {
