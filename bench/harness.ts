@@ -11,6 +11,8 @@ export interface BenchResult {
   ratio: number | null;
   unit: string;
   note?: string;
+  /** The machine's 1-minute load average while a process-timing row was measured. */
+  load1m?: number;
 }
 
 export interface BenchSuite {
@@ -66,8 +68,16 @@ function fmt(n: number | null): string {
 
 export function formatTable(results: BenchResult[]): string {
   const rows = [
-    ['benchmark', 'jukebox', 'peer', 'peer value', 'ratio', 'unit'],
-    ...results.map((r) => [r.name, fmt(r.jukebox), r.peer, fmt(r.peer_value), fmt(r.ratio), r.unit]),
+    ['benchmark', 'jukebox', 'peer', 'peer value', 'ratio', 'unit', 'load'],
+    ...results.map((r) => [
+      r.name,
+      fmt(r.jukebox),
+      r.peer,
+      fmt(r.peer_value),
+      fmt(r.ratio),
+      r.unit,
+      r.load1m === undefined ? '' : r.load1m.toFixed(1),
+    ]),
   ];
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ');

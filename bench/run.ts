@@ -5,6 +5,7 @@ import path from 'node:path';
 import { installQuietRuntime } from '../src/temporal/worker/quietRuntime';
 import { type BenchResult, formatTable, writeResults } from './harness';
 import { breakerSuite } from './suites/breaker';
+import { cliSuite } from './suites/cli';
 import { e2eRunSuite } from './suites/e2eRun';
 import { exportSuite } from './suites/export';
 import { proxySuite } from './suites/proxy';
@@ -30,6 +31,7 @@ const suites = [
   replaySuite,
   tapeListingSuite,
   viewerSuite,
+  cliSuite,
 ];
 
 async function main() {
@@ -45,6 +47,8 @@ async function main() {
     results.push(...(await suite.run()));
   }
   console.log(formatTable(results));
+  // Rows that time whole processes say where the time went (and what bounds it) in their notes.
+  for (const r of results) if (r.load1m !== undefined && r.note) console.log(`  ${r.name}: ${r.note}`);
   const file = writeResults(results, path.join(__dirname, 'results'));
   console.log(`\nresults written to ${path.relative(process.cwd(), file)}`);
 }
