@@ -4,7 +4,7 @@
  * node_modules): an existing package.json gains the scripts and dependencies the project needs, never losing
  * one of its own.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
@@ -50,8 +50,14 @@ export const initCommand: CommandSpec = {
   async run({ positionals, out }) {
     if (positionals.length > 1) throw usageError(`jbx init takes one folder\nusage: ${USAGE}`);
     const dir = path.resolve(positionals[0] ?? '.');
+    if (existsSync(dir) && !statSync(dir).isDirectory())
+      throw usageError(
+        `jbx init writes a new project into a folder, and ${dir} is a file; nothing was written`,
+      );
     if (existsSync(dir)) {
-      const extra = readdirSync(dir).filter((n) => !ALLOWED.has(n));
+      const extra = readdirSync(dir)
+        .filter((n) => !ALLOWED.has(n))
+        .sort();
       if (extra.length)
         throw new ExitError(
           ExitCode.failed,
