@@ -39,31 +39,47 @@ describe('optional peer dependencies', () => {
     // The model files must be there, or the embedder would fail for that reason instead (npm test installs them).
     expect(existsSync(path.join(embeddingModelDir(), 'model.onnx'))).toBe(true);
     const r = useOptionalParts(Object.keys(OPTIONAL_DEPENDENCIES));
-    const missing = (dependency: string, feature: RegExp) => ({
+    const missing = (dependency: string, message: string) => ({
       ok: false,
+      name: 'OptionalDependencyMissingError',
       code: 'OPTIONAL_DEPENDENCY_MISSING',
       dependency,
-      message: expect.stringMatching(feature),
+      message,
     });
-    expect(r.aiSdk).toMatchObject(
+    expect(r.aiSdk).toEqual(
       missing(
         '@ai-sdk/openai',
-        /^recordedOpenAIProvider .* needs the package @ai-sdk\/openai, which is not installed\. Install it next to jukebox: npm install @ai-sdk\/openai@\^3\.0\.141$/,
+        'recordedOpenAIProvider (the Vercel AI SDK integration) needs the package @ai-sdk/openai, which is not ' +
+          'installed. Install it next to jukebox: npm install @ai-sdk/openai@^3.0.141',
       ),
     );
-    expect(r.s3).toMatchObject(
-      missing('@aws-sdk/client-s3', /^The S3 tape store .*npm install @aws-sdk\/client-s3@\^3\.1175\.0$/),
+    expect(r.s3).toEqual(
+      missing(
+        '@aws-sdk/client-s3',
+        'The S3 tape store (JUKEBOX_TAPE_STORE=s3://...) needs the package @aws-sdk/client-s3, which is not ' +
+          'installed. Install it next to jukebox: npm install @aws-sdk/client-s3@^3.1175.0',
+      ),
     );
-    expect(r.otlp).toMatchObject(
+    expect(r.otlp).toEqual(
       missing(
         '@opentelemetry/exporter-metrics-otlp-http',
-        /^createOtlpTelemetry .*npm install @opentelemetry\/exporter-metrics-otlp-http@\^0\.57\.2$/,
+        'createOtlpTelemetry (OpenTelemetry export over OTLP/HTTP) needs the package ' +
+          '@opentelemetry/exporter-metrics-otlp-http, which is not installed. Install it next to jukebox: ' +
+          'npm install @opentelemetry/exporter-metrics-otlp-http@^0.57.2',
       ),
     );
-    expect(r.sqlite).toMatchObject(
+    expect(r.sqlite).toEqual(
       missing(
         'sqlite3',
-        /^The Shadow Booth's SQLite staging needs the package sqlite3.*npm install sqlite3@\^6\.0\.1$/,
+        "The Shadow Booth's SQLite staging needs the package sqlite3, which is not installed. Install it next to " +
+          'jukebox: npm install sqlite3@^6.0.1',
+      ),
+    );
+    expect(r.pg).toEqual(
+      missing(
+        'pg',
+        "The Shadow Booth's PostgreSQL staging needs the package pg, which is not installed. Install it next to " +
+          'jukebox: npm install pg@^8.23.1',
       ),
     );
     // The embedder's own error (the breaker turns it into n-gram similarity and says why in `degraded`).
@@ -84,6 +100,7 @@ describe('optional peer dependencies', () => {
     expect(r.s3!.ok).toBe(true);
     expect(r.otlp!.ok).toBe(true);
     expect(r.sqlite!.ok).toBe(true);
+    expect(r.pg!.ok).toBe(true);
     expect(r.embedder).toMatchObject({ ok: true, value: 'loaded' });
     expect(r.codeShapes!.ok).toBe(true);
   });

@@ -78,10 +78,19 @@ describe('JukeboxPlugin on a plain Temporal worker', () => {
       activities,
       plugins: [new JukeboxPlugin({ tape: false }), new JukeboxPlugin({ tape: false })],
     });
-    await expect(twice).rejects.toBeInstanceOf(JukeboxPluginGivenTwiceError);
-    await expect(twice).rejects.toThrow(/given more than once to this worker.*Pass one JukeboxPlugin/s);
+    const message = (where: string) =>
+      `JukeboxPlugin was given more than once to this ${where} (in its plugins, or once there and once on its ` +
+      'connection): each step would be recorded and intercepted twice. Pass one JukeboxPlugin; put every tool ' +
+      'and option into that one.';
+    const refused = (await twice.catch((e) => e)) as JukeboxPluginGivenTwiceError;
+    expect(refused).toBeInstanceOf(JukeboxPluginGivenTwiceError);
+    expect(refused.code).toBe('JUKEBOX_PLUGIN_GIVEN_TWICE');
+    expect(refused.message).toBe(message('worker'));
     const plugin = new JukeboxPlugin({ tape: false });
-    expect(() => new Client({ connection, plugins: [plugin, plugin] })).toThrow(JukeboxPluginGivenTwiceError);
+    expect(() => new Client({ connection, plugins: [plugin, plugin] })).toThrow(
+      new JukeboxPluginGivenTwiceError('client'),
+    );
+    expect(() => new Client({ connection, plugins: [plugin, plugin] })).toThrow(message('client'));
   });
 
   it('names the Node module a workflows module imports and the file importing it', async () => {
@@ -98,7 +107,12 @@ describe('JukeboxPlugin on a plain Temporal worker', () => {
     expect(err.imports).toEqual([
       { module: 'fs', importedBy: [expect.stringMatching(/fixtures\/readsFile\.ts$/)] },
     ]);
-    expect(err.message).toMatch(/'fs' \(imported by .*readsFile\.ts\).*move file, network and clock access/);
+    expect(err.message).toBe(
+      `The workflows module ${path.join(FIXTURES, 'nodeImportingWorkflows.ts')} reaches Node modules that cannot ` +
+        "run in a Temporal workflow: 'fs' (imported by test/temporal/worker/fixtures/readsFile.ts). Workflow code " +
+        'is deterministic orchestration only: import agents and Jukebox from `jukebox/workflow`, move file, ' +
+        'network and clock access into tools or activities, and import activity types with `import type`.',
+    );
   });
 
   it("leaves the worker's own activities to their own heartbeats: a quiet one times out for them", async () => {
