@@ -8,6 +8,7 @@ import { breakerSuite } from './suites/breaker';
 import { cliSuite } from './suites/cli';
 import { e2eRunSuite } from './suites/e2eRun';
 import { exportSuite } from './suites/export';
+import { loadSuite } from './suites/load';
 import { proxySuite } from './suites/proxy';
 import { recordingSuite } from './suites/recording';
 import { replaySuite } from './suites/replay';
@@ -22,6 +23,7 @@ const suites = [
   tapeFormatSuite,
   tapeStoreSuite,
   e2eRunSuite,
+  loadSuite,
   recordingSuite,
   shadowBoothSuite,
   stepCheckpointSuite,
