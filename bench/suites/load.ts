@@ -1,39 +1,50 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { bundleWorkflowCode, NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { stepScript } from '../../examples/sample/stepScript';
-import { researchTools } from '../../examples/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
-import { localEndpoints } from '../../src/llm';
-import { FolderTapeStore } from '../../src/recorder';
-import {
-  bundleAgentWorkflows,
-  createJukeboxWorker,
-  LATENCY_WORKER_OPTIONS,
-  startAgent,
-} from '../../src/temporal';
-import { EXAMPLE_WORKFLOWS_PATH } from '../examples';
-import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
+import { tapeFileName } from '../../src/recorder';
+import { verifyTape } from '../../src/recorder/tape';
+import { bundleAgentWorkflows, LATENCY_WORKER_OPTIONS, startAgent } from '../../src/temporal';
+import { FLOOR_WORKFLOWS_PATH } from '../floor';
 import { type BenchResult, type BenchSuite, result } from '../harness';
+import { type ModelProcess, startModelProcess } from '../load/modelProcess';
+import { cpuMs, devServerPid, peakRssMiB, resetPeakRss, sampleOpenFiles } from '../load/processStats';
+import type { LoadWorkerConfig, LoadWorkerReport } from '../load/workerProcess';
+import { EXAMPLE_WORKFLOWS_PATH } from '../paths';
 
 /** Tool-calling model turns per run; with the answering turn, 11 model steps and 10 tool steps. */
 const STEPS = 10;
+/** Activities of one run on either side: the agent's 11 model and 10 tool steps, the floor's 21 no-ops. */
 const ACTIVITIES = 2 * STEPS + 1;
+const AGENT_OUTPUT = { answer: `Done after ${STEPS} lookups.`, turns: STEPS + 1 };
+
 /** Concurrent runs per level: `JUKEBOX_BENCH_LOAD_LEVELS=10,50` for a quick look. */
 const LEVELS = (process.env.JUKEBOX_BENCH_LOAD_LEVELS ?? '10,100,500')
   .split(',')
   .map((s) => Number(s.trim()))
   .filter((n) => Number.isInteger(n) && n > 0);
+/**
+ * Rounds per level, each side once a round, the order swapped every round (floor, Jukebox, Jukebox, floor):
+ * the load other work puts on the machine drifts over minutes, and the swap spreads a drift over both sides.
+ * Levels of 500 runs and more run one round (each side takes minutes).
+ */
+const ROUNDS = Number(process.env.JUKEBOX_BENCH_LOAD_ROUNDS ?? 2);
+const roundsOf = (runs: number) => (runs >= 500 ? 1 : ROUNDS);
+/** Untimed runs each worker does first: the workflow thread, the sticky cache and the server's queues warm up. */
+const WARM_UP_RUNS = 5;
+/** A side's runs not finished by then are terminated and counted as lost. */
+const DEADLINE_MS = Number(process.env.JUKEBOX_BENCH_LOAD_DEADLINE_S ?? 2400) * 1000;
 
 /**
- * The Temporal worker options that decide how many runs one worker moves at once, the same on both sides and
- * printed with the results. Slots: the SDK's defaults. The sticky cache holds every run of the largest level, so
- * no run is evicted and replayed from its history mid-level (a cache smaller than the concurrency measures
- * replays, not steps).
+ * The Temporal worker options that decide how many runs one worker moves at once: the same on both sides,
+ * printed with the results (docs/performance.md, "Many runs on one worker"). Slots are the SDK's defaults, spelled
+ * out; the sticky cache holds every run of the largest level, so no run is evicted and replayed from its history
+ * mid-level (a cache smaller than the concurrency measures replays, not steps).
  */
 export const LOAD_WORKER_OPTIONS = {
   ...LATENCY_WORKER_OPTIONS,
@@ -42,118 +53,35 @@ export const LOAD_WORKER_OPTIONS = {
   maxConcurrentLocalActivityExecutions: 100,
   maxCachedWorkflows: Math.max(1000, 2 * Math.max(...LEVELS)),
 } satisfies Partial<WorkerOptions>;
-/** The tape store's writer budget (its default): at 100 and 500 runs, far fewer writers than runs. */
-const MAX_OPEN_TAPES = 32;
+/** The tape store's writer budget, its default: at 100 and 500 runs far fewer writers than runs. */
+const MAX_OPEN_TAPES = Number(process.env.JUKEBOX_BENCH_LOAD_MAX_OPEN_TAPES ?? 32);
 
-const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
-
+type Side = 'floor' | 'jukebox';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-interface Side {
+/** One side's figures over one round of one level. */
+interface Measured {
+  runs: number;
   completed: number;
-  failures: string[];
+  /** Why each lost run was lost. */
+  lost: string[];
   wallMs: number;
-  stepsPerSecond: number;
+  /** Completed activities, from the histories. */
+  steps: number;
   /** ActivityTaskScheduled -> ActivityTaskCompleted of every step, from the histories. */
   stepMs: number[];
   peakFds: number;
   peakTapeFiles: number;
   peakRssMiB: number;
-  loadAverage: number;
-  /** CPU time per step of the worker process (all its threads) and of the Temporal server, in ms. */
-  workerCpuMsPerStep: number;
-  serverCpuMsPerStep: number;
-  /** History events per run. */
+  /** CPU time of the worker process (all its threads), the dev server and the model server, in ms. */
+  workerCpuMs: number;
+  serverCpuMs: number;
+  modelCpuMs: number;
+  /** One-minute load average before and after. */
+  load: [number, number];
+  modelRequests: number;
+  writersPeakOpen: number;
   eventsPerRun: number;
-}
-
-/** Open descriptors of this process (the worker, its client, the model server), and how many are tapes. */
-function openFiles(): { all: number; tapes: number } {
-  let all = 0;
-  let tapes = 0;
-  for (const fd of readdirSync('/proc/self/fd')) {
-    all++;
-    try {
-      if (readlinkSync(`/proc/self/fd/${fd}`).endsWith('.jbx')) tapes++;
-    } catch {
-      // Closed between the listing and the readlink.
-    }
-  }
-  return { all, tapes };
-}
-
-interface ModelProcess {
-  url: string;
-  pid: number;
-  requests(): Promise<number>;
-  reset(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * The scripted model server in a process of its own, as a real model is: its CPU, sockets and memory are not
- * counted as the worker's (they would be in the bench's own process).
- */
-async function startModelProcess(scriptFile: string): Promise<ModelProcess> {
-  const root = path.join(__dirname, '../..');
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(root, 'src/testing/modelserver/main.ts'), '--script', scriptFile],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`the model server exited (code ${code}): ${out}`)));
-  });
-  const call = async (method: string, route: string) => {
-    const res = await fetch(`${url}${route}`, { method });
-    return (await res.json()) as { requests?: number };
-  };
-  return {
-    url,
-    pid: child.pid!,
-    requests: async () => Number((await call('GET', '/_jukebox/stats')).requests),
-    reset: async () => {
-      await call('POST', '/_jukebox/reset');
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-/** The Temporal dev server's process on this host serving `port`, found by its command line. */
-function serverPid(port: number): number | undefined {
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const args = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-      if (args.includes('start-dev') && args[args.indexOf('--port') + 1] === String(port)) return Number(d);
-    } catch {
-      // Gone, or not ours to read.
-    }
-  }
-  return undefined;
-}
-
-/** CPU time (user + system, all threads) a process has used, in ms; 0 when it cannot be read. */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // utime and stime: fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 function eventMs(e: HistoryEvent): number {
@@ -161,7 +89,7 @@ function eventMs(e: HistoryEvent): number {
   return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
 }
 
-/** Each activity's schedule-to-close in one history. */
+/** Each completed activity's schedule-to-close in one history. */
 function stepLatencies(events: readonly HistoryEvent[]): number[] {
   const scheduled = new Map<string, number>();
   const out: number[] = [];
@@ -176,89 +104,305 @@ function stepLatencies(events: readonly HistoryEvent[]): number[] {
   return out;
 }
 
-function percentile(sorted: number[], p: number): number {
+function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
-async function inBatches<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function inBatches<T, R>(items: readonly T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = [];
   for (let i = 0; i < items.length; i += size)
     out.push(...(await Promise.all(items.slice(i, i + size).map(fn))));
   return out;
 }
 
-/** Starts `runs` workflows at once, waits for all of them, and measures the worker process meanwhile. */
-async function measure(
-  runs: number,
-  server: number | undefined,
-  start: (i: number) => Promise<WorkflowHandle>,
-): Promise<Side> {
-  let peakFds = 0;
-  let peakTapeFiles = 0;
-  let peakRss = 0;
-  const sample = () => {
-    const f = openFiles();
-    peakFds = Math.max(peakFds, f.all);
-    peakTapeFiles = Math.max(peakTapeFiles, f.tapes);
-    peakRss = Math.max(peakRss, process.memoryUsage.rss());
-  };
-  const sampler = setInterval(sample, 200);
-  const cpu0 = process.cpuUsage();
-  const server0 = processCpuMs(server);
-  const t0 = performance.now();
-  let handles: WorkflowHandle[];
-  let outcomes: PromiseSettledResult<unknown>[];
-  try {
-    handles = await Promise.all(Array.from({ length: runs }, (_, i) => start(i)));
-    outcomes = await Promise.allSettled(handles.map((h) => h.result()));
-  } finally {
-    clearInterval(sampler);
-  }
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const serverCpuMs = processCpuMs(server) - server0;
-  sample();
-  const failures = outcomes.flatMap((o) =>
-    o.status === 'rejected' ? [String((o.reason as Error)?.cause ?? o.reason)] : [],
+interface WorkerProcess {
+  pid: number;
+  /** Closes its stdin (the worker drains and exits) and returns what it reported. */
+  stop(): Promise<LoadWorkerReport>;
+}
+
+async function startWorkerProcess(config: LoadWorkerConfig): Promise<WorkerProcess> {
+  const root = path.join(__dirname, '../..');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'bench/load/workerProcess.ts'), JSON.stringify(config)],
+    { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  const histories = await inBatches(handles, 25, async (h) => (await h.fetchHistory()).events ?? []);
-  const stepMs = histories.flatMap(stepLatencies).sort((a, b) => a - b);
-  const steps = Math.max(1, stepMs.length);
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      if (out.startsWith('ready\n')) {
+        clearInterval(poll);
+        resolve();
+      }
+    }, 50);
+    void exited.then((code) => {
+      clearInterval(poll);
+      reject(new Error(`the ${config.side} worker exited before it was ready (code ${code})`));
+    });
+  });
   return {
-    workerCpuMsPerStep: (cpu.user + cpu.system) / 1000 / steps,
-    serverCpuMsPerStep: serverCpuMs / steps,
-    eventsPerRun: histories.reduce((n, h) => n + h.length, 0) / runs,
-    completed: runs - failures.length,
-    failures,
-    wallMs,
-    stepsPerSecond: (stepMs.length / wallMs) * 1000,
-    stepMs,
-    peakFds,
-    peakTapeFiles,
-    peakRssMiB: peakRss / 2 ** 20,
-    loadAverage: os.loadavg()[0]!,
+    pid: child.pid!,
+    async stop() {
+      child.stdin.end();
+      const code = await exited;
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code !== 0 || !last.startsWith('{'))
+        throw new Error(`the ${config.side} worker ended with code ${code}: ${out}`);
+      return JSON.parse(last) as LoadWorkerReport;
+    },
   };
 }
 
-function describeSide(name: string, runs: number, s: Side): string {
+interface Bench {
+  connection: NativeConnection;
+  client: Client;
+  namespace: string;
+  address: string;
+  serverPid: number | undefined;
+  model: ModelProcess;
+  scratch: string;
+  bundles: Record<Side, string>;
+  stamp: string;
+}
+
+/** Starts one side's worker process, warms it up, then runs `runs` workflows at once and measures. */
+async function measureSide(b: Bench, side: Side, runs: number, round: number): Promise<Measured> {
+  const id = `${side}-${runs}-${round}`;
+  const taskQueue = `bench-load-${b.stamp}-${id}`;
+  const tapeDir = path.join(b.scratch, `tapes-${id}`);
+  const worker = await startWorkerProcess({
+    side,
+    address: b.address,
+    namespace: b.namespace,
+    taskQueue,
+    bundlePath: b.bundles[side],
+    workerOptions: LOAD_WORKER_OPTIONS,
+    ...(side === 'jukebox' ? { modelUrl: b.model.url, tapeDir, maxOpenTapes: MAX_OPEN_TAPES } : {}),
+  });
+  const start = (i: number): Promise<WorkflowHandle> =>
+    side === 'floor'
+      ? b.client.workflow.start('floorWorkflow', {
+          taskQueue,
+          workflowId: `load-${b.stamp}-${id}-${i}`,
+          args: [ACTIVITIES],
+        })
+      : startAgent(
+          'researchAgent',
+          { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
+          {
+            connection: b.connection,
+            namespace: b.namespace,
+            taskQueue,
+            workflowId: `load-${b.stamp}-${id}-${i}`,
+            breaker: false,
+          },
+        );
+  let report: LoadWorkerReport;
+  let measured: Omit<Measured, 'writersPeakOpen'>;
+  try {
+    const warmUp = await Promise.all(Array.from({ length: WARM_UP_RUNS }, (_, i) => start(-1 - i)));
+    await Promise.all(warmUp.map((h) => h.result()));
+    await b.model.reset();
+    const rssReset = resetPeakRss(worker.pid);
+    const cpu0 = [cpuMs(worker.pid), b.serverPid ? cpuMs(b.serverPid) : 0, cpuMs(b.model.pid)];
+    const load0 = os.loadavg()[0]!;
+    const stopSampling = sampleOpenFiles(worker.pid);
+    const t0 = performance.now();
+    const handles = await Promise.all(Array.from({ length: runs }, (_, i) => start(i)));
+    let deadline: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      deadline = setTimeout(() => resolve('late'), DEADLINE_MS);
+    });
+    const outcomes = await Promise.all(
+      handles.map((h) =>
+        Promise.race([
+          h.result().then(
+            (value) => ({ value }),
+            (error: unknown) => ({ error }),
+          ),
+          late,
+        ]),
+      ),
+    );
+    clearTimeout(deadline);
+    const wallMs = performance.now() - t0;
+    const { peakFds, peakTapeFiles } = stopSampling();
+    const cpu1 = [cpuMs(worker.pid), b.serverPid ? cpuMs(b.serverPid) : 0, cpuMs(b.model.pid)];
+    const load1 = os.loadavg()[0]!;
+    const peakRss = peakRssMiB(worker.pid);
+    const modelRequests = side === 'jukebox' ? await b.model.requests() : 0;
+
+    const lost: string[] = [];
+    for (const [i, o] of outcomes.entries()) {
+      if (o === 'late') {
+        lost.push(`not finished within ${DEADLINE_MS / 1000} s`);
+        await handles[i]!.terminate('load bench deadline').catch(() => {});
+      } else if ('error' in o) {
+        const err = o.error as Error & { cause?: Error };
+        lost.push(String(err.cause?.message ?? err.message ?? err));
+      } else if (side === 'floor' && o.value !== ACTIVITIES) {
+        lost.push(`floor run returned ${JSON.stringify(o.value)}`);
+      } else if (side === 'jukebox') {
+        const output = (o.value as { output?: unknown }).output;
+        if (JSON.stringify(output) !== JSON.stringify(AGENT_OUTPUT))
+          lost.push(`agent run returned ${JSON.stringify(output)}`);
+        else {
+          // A run whose tape does not verify whole is lost too: it cannot be replayed or forked.
+          const file = path.join(
+            tapeDir,
+            tapeFileName(handles[i]!.workflowId, (await handles[i]!.describe()).runId),
+          );
+          const v = verifyTape(file);
+          if (!v.ok || !v.sealed) lost.push(`tape ${path.basename(file)} does not verify sealed`);
+        }
+      }
+    }
+    const histories = await inBatches(handles, 25, async (h) => (await h.fetchHistory()).events ?? []);
+    const stepMs = histories.flatMap(stepLatencies).sort((x, y) => x - y);
+    measured = {
+      runs,
+      completed: runs - lost.length,
+      lost,
+      wallMs,
+      steps: stepMs.length,
+      stepMs,
+      peakFds,
+      peakTapeFiles,
+      peakRssMiB: rssReset ? peakRss : Number.NaN,
+      workerCpuMs: cpu1[0]! - cpu0[0]!,
+      serverCpuMs: cpu1[1]! - cpu0[1]!,
+      modelCpuMs: side === 'jukebox' ? cpu1[2]! - cpu0[2]! : 0,
+      load: [load0, load1],
+      modelRequests,
+      eventsPerRun: histories.reduce((n, h) => n + h.length, 0) / runs,
+    };
+  } finally {
+    report = await worker.stop();
+    rmSync(tapeDir, { recursive: true, force: true });
+  }
+  return { ...measured, writersPeakOpen: report.writersPeakOpen ?? 0 };
+}
+
+/** Sums rounds: counts and times add up, latencies pool, peaks take the highest. */
+function combine(rounds: readonly Measured[]): Measured {
+  const sum = (f: (m: Measured) => number) => rounds.reduce((n, m) => n + f(m), 0);
+  const max = (f: (m: Measured) => number) => Math.max(...rounds.map(f));
+  return {
+    runs: sum((m) => m.runs),
+    completed: sum((m) => m.completed),
+    lost: rounds.flatMap((m) => m.lost),
+    wallMs: sum((m) => m.wallMs),
+    steps: sum((m) => m.steps),
+    stepMs: rounds.flatMap((m) => m.stepMs).sort((x, y) => x - y),
+    peakFds: max((m) => m.peakFds),
+    peakTapeFiles: max((m) => m.peakTapeFiles),
+    peakRssMiB: max((m) => m.peakRssMiB),
+    workerCpuMs: sum((m) => m.workerCpuMs),
+    serverCpuMs: sum((m) => m.serverCpuMs),
+    modelCpuMs: sum((m) => m.modelCpuMs),
+    load: [Math.min(...rounds.map((m) => m.load[0])), Math.max(...rounds.map((m) => m.load[1]))],
+    modelRequests: sum((m) => m.modelRequests),
+    writersPeakOpen: max((m) => m.writersPeakOpen),
+    eventsPerRun: sum((m) => m.eventsPerRun * m.runs) / sum((m) => m.runs),
+  };
+}
+
+const stepsPerSecond = (m: Measured) => (m.steps / m.wallMs) * 1000;
+const perStep = (ms: number, m: Measured) => ms / Math.max(1, m.steps);
+
+function describe(side: Side, m: Measured): string {
   return (
-    `${name.padEnd(8)} ${String(runs).padStart(4)} runs: ${s.completed} completed in ${(s.wallMs / 1000).toFixed(1)} s, ` +
-    `${s.stepsPerSecond.toFixed(1)} steps/s, step p50 ${percentile(s.stepMs, 50).toFixed(0)} ms ` +
-    `p99 ${percentile(s.stepMs, 99).toFixed(0)} ms, peak ${s.peakFds} fds (${s.peakTapeFiles} tapes), ` +
-    `peak RSS ${s.peakRssMiB.toFixed(0)} MiB, load ${s.loadAverage.toFixed(1)}; per step CPU: worker ` +
-    `${s.workerCpuMsPerStep.toFixed(2)} ms, server ${s.serverCpuMsPerStep.toFixed(2)} ms; ${s.eventsPerRun.toFixed(0)} events a run` +
-    (s.failures.length ? `\n  lost: ${[...new Set(s.failures)].slice(0, 3).join('\n  lost: ')}` : '')
+    `  ${side.padEnd(7)} ${m.completed}/${m.runs} runs in ${(m.wallMs / 1000).toFixed(1)} s, ` +
+    `${stepsPerSecond(m).toFixed(1)} steps/s, step p50 ${percentile(m.stepMs, 50).toFixed(0)} ms ` +
+    `p99 ${percentile(m.stepMs, 99).toFixed(0)} ms, worker peak ${m.peakFds} fds (${m.peakTapeFiles} tapes) ` +
+    `${m.peakRssMiB.toFixed(0)} MiB RSS; CPU a step: worker ${perStep(m.workerCpuMs, m).toFixed(2)} ms, ` +
+    `dev server ${perStep(m.serverCpuMs, m).toFixed(2)} ms` +
+    (side === 'jukebox' ? `, model server ${perStep(m.modelCpuMs, m).toFixed(2)} ms` : '') +
+    `; ${m.eventsPerRun.toFixed(0)} events a run; load ${m.load[0].toFixed(1)} -> ${m.load[1].toFixed(1)}` +
+    (m.lost.length ? `\n    lost: ${[...new Set(m.lost)].slice(0, 3).join('\n    lost: ')}` : '')
   );
+}
+
+function rows(runs: number, rounds: number, floor: Measured, agent: Measured): BenchResult[] {
+  const name = (what: string) => `load ${runs}: ${what}`;
+  const note =
+    `${runs} concurrent runs of ${ACTIVITIES} steps on one worker process, ${rounds} round(s) a side; ` +
+    `load average ${agent.load[0].toFixed(1)}-${agent.load[1].toFixed(1)}`;
+  return [
+    result(
+      name('runs completed'),
+      agent.completed,
+      'runs',
+      'plain Temporal',
+      floor.completed,
+      `of ${agent.runs}; ${note}`,
+    ),
+    result(name('runs lost'), agent.runs - agent.completed, 'runs', 'target', 0, note),
+    result(
+      name('steps per second'),
+      stepsPerSecond(agent),
+      'steps/s',
+      'plain Temporal',
+      stepsPerSecond(floor),
+      `${runs === 100 ? 'target ratio >= 0.8; ' : ''}${note}`,
+    ),
+    result(
+      name('step latency p50'),
+      percentile(agent.stepMs, 50),
+      'ms',
+      'plain Temporal',
+      percentile(floor.stepMs, 50),
+      note,
+    ),
+    result(
+      name('step latency p99'),
+      percentile(agent.stepMs, 99),
+      'ms',
+      'plain Temporal',
+      percentile(floor.stepMs, 99),
+      note,
+    ),
+    result(
+      name('worker peak open files'),
+      agent.peakFds,
+      'fds',
+      'plain Temporal',
+      floor.peakFds,
+      `tape files at most ${agent.peakTapeFiles} (maxOpenTapes ${MAX_OPEN_TAPES}); ${note}`,
+    ),
+    result(name('worker peak RSS'), agent.peakRssMiB, 'MiB', 'plain Temporal', floor.peakRssMiB, note),
+    result(
+      name('worker CPU a step'),
+      perStep(agent.workerCpuMs, agent),
+      'ms',
+      'plain Temporal',
+      perStep(floor.workerCpuMs, floor),
+      note,
+    ),
+    result(
+      name('model requests'),
+      agent.modelRequests,
+      'requests',
+      'expected',
+      agent.runs * (STEPS + 1),
+      note,
+    ),
+  ];
 }
 
 /**
  * Many concurrent runs of one worker: the sample agent's 10-step tool loop (recording on, fsync per step, breaker
  * off, tape writers capped at maxOpenTapes) against the floor, a bare Temporal workflow of as many no-op
- * activities run one after another, at the same concurrency on the same dev server with the same worker
- * options, level by level in the same process. The figures: runs completed (and lost), steps per second over the
- * level's wall time, each step's schedule-to-close from the histories (p50, p99), the process's peak open files
- * (and tape files) and RSS.
+ * activities one after another, at the same concurrency on the same dev server with the same worker options.
+ * Each side's worker is a process of its own (its open files, peak RSS and CPU read from /proc); the scripted
+ * model server is another. A run is lost when it fails, returns anything but its expected answer, leaves a tape
+ * that does not verify sealed, or is not done by the deadline.
  */
 export const loadSuite: BenchSuite = {
   name: 'load',
@@ -270,124 +414,53 @@ export const loadSuite: BenchSuite = {
     writeFileSync(scriptFile, JSON.stringify(stepScript(STEPS)));
     const model = await startModelProcess(scriptFile);
     const connection = await NativeConnection.connect({ address: config.address });
-    const client = new Client({ connection, namespace: config.namespace });
-    const stamp = Date.now().toString(36);
-    const server = serverPid(Number(config.address.split(':').pop()));
-    const floorBundle = await bundleWorkflowCode({ workflowsPath: FLOOR_WORKFLOWS_PATH, logger: silent });
-    const agentBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
-    const results: BenchResult[] = [];
+    const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
+    const bundles = {
+      floor: (await bundleWorkflowCode({ workflowsPath: FLOOR_WORKFLOWS_PATH, logger: silent })).code,
+      jukebox: (await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH)).code,
+    };
+    const b: Bench = {
+      connection,
+      client: new Client({ connection, namespace: config.namespace }),
+      namespace: config.namespace,
+      address: config.address,
+      serverPid: devServerPid(Number(config.address.split(':').pop())),
+      model,
+      scratch,
+      bundles: {
+        floor: path.join(scratch, 'floor-bundle.js'),
+        jukebox: path.join(scratch, 'jukebox-bundle.js'),
+      },
+      stamp: Date.now().toString(36),
+    };
+    writeFileSync(b.bundles.floor, bundles.floor);
+    writeFileSync(b.bundles.jukebox, bundles.jukebox);
     process.stderr.write(
-      `load: worker options on both sides: ${JSON.stringify(LOAD_WORKER_OPTIONS)}; Jukebox: maxOpenTapes ${MAX_OPEN_TAPES}, fsync 'step', breaker off\n`,
+      `load: worker options on both sides ${JSON.stringify(LOAD_WORKER_OPTIONS)}; Jukebox: maxOpenTapes ` +
+        `${MAX_OPEN_TAPES}, fsync 'step', breaker off; ${os.cpus().length} cores, load average ` +
+        `${os.loadavg()[0]!.toFixed(1)}; dev server ${b.serverPid ? `pid ${b.serverPid}` : 'not found (its CPU unread)'}\n`,
     );
+    const results: BenchResult[] = [];
     try {
       for (const runs of LEVELS) {
-        const floorWorker = await Worker.create({
-          connection,
-          namespace: config.namespace,
-          taskQueue: `bench-load-floor-${stamp}-${runs}`,
-          workflowBundle: floorBundle,
-          activities: floorActivities,
-          ...LOAD_WORKER_OPTIONS,
-        });
-        const floor = await floorWorker.runUntil(() =>
-          measure(runs, server, (i) =>
-            client.workflow.start('floorWorkflow', {
-              taskQueue: floorWorker.options.taskQueue,
-              workflowId: `load-floor-${stamp}-${runs}-${i}`,
-              args: [ACTIVITIES],
-            }),
-          ),
-        );
-        process.stderr.write(`${describeSide('floor', runs, floor)}\n`);
-
-        const tapeDir = path.join(scratch, `tapes-${runs}`);
-        const taskQueue = `bench-load-${stamp}-${runs}`;
-        const store = new FolderTapeStore({ dir: tapeDir, maxOpenTapes: MAX_OPEN_TAPES });
-        const agentWorker = await createJukeboxWorker({
-          connection,
-          namespace: config.namespace,
-          taskQueue,
-          endpoints: localEndpoints(model.url),
-          tools: researchTools,
-          workflowBundle: agentBundle,
-          ...(process.env.LOADVARIANT === 'notape' ? { tape: false } : { tape: { dir: tapeDir, store } }),
-          ...(process.env.LOADVARIANT === 'nocontent' || process.env.LOADVARIANT === 'notape'
-            ? { content: { payloadSizeThreshold: 1e9, largePayloadThreshold: 1e9 } }
-            : {}),
-          workerOptions: LOAD_WORKER_OPTIONS,
-        });
-        await model.reset();
-        const model0 = processCpuMs(model.pid);
-        const agent = await agentWorker.runUntil(() =>
-          measure(runs, server, () =>
-            startAgent(
-              'researchAgent',
-              { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 },
-              {
-                connection,
-                namespace: config.namespace,
-                taskQueue,
-                breaker: false,
-              },
-            ),
-          ),
-        );
-        const requests = await model.requests();
-        const modelCpuMsPerStep = (processCpuMs(model.pid) - model0) / Math.max(1, agent.stepMs.length);
+        const measured: Record<Side, Measured[]> = { floor: [], jukebox: [] };
+        const rounds = roundsOf(runs);
+        for (let round = 0; round < rounds; round++) {
+          const order: Side[] = round % 2 === 0 ? ['floor', 'jukebox'] : ['jukebox', 'floor'];
+          for (const side of order) {
+            const m = await measureSide(b, side, runs, round);
+            process.stderr.write(`load ${runs}, round ${round + 1}/${rounds}:\n${describe(side, m)}\n`);
+            measured[side].push(m);
+          }
+        }
+        const floor = combine(measured.floor);
+        const agent = combine(measured.jukebox);
         process.stderr.write(
-          `${describeSide('jukebox', runs, agent)}\n` +
-            `         model requests ${requests} (${runs * (STEPS + 1)} expected), tape writers open at most ${store.writers.peakOpen}, ` +
-            `model server CPU ${modelCpuMsPerStep.toFixed(2)} ms a step (its own process)\n`,
+          `load ${runs}, all rounds:\n${describe('floor', floor)}\n${describe('jukebox', agent)}\n` +
+            `  steps/s ratio ${(stepsPerSecond(agent) / stepsPerSecond(floor)).toFixed(2)}, model requests ` +
+            `${agent.modelRequests} (${agent.runs * (STEPS + 1)} expected), tape writers open at most ${agent.writersPeakOpen}\n`,
         );
-        await store.close();
-
-        const note = `${runs} concurrent runs of ${ACTIVITIES} steps; load average ${agent.loadAverage.toFixed(1)}`;
-        const floorNote = `floor: ${floor.completed}/${runs} runs, load average ${floor.loadAverage.toFixed(1)}`;
-        results.push(
-          result(
-            `load ${runs}: runs completed (of ${runs})`,
-            agent.completed,
-            'runs',
-            'floor',
-            floor.completed,
-            note,
-          ),
-          result(`load ${runs}: runs lost`, runs - agent.completed, 'runs', 'target', 0, note),
-          result(
-            `load ${runs}: steps per second`,
-            agent.stepsPerSecond,
-            'steps/s',
-            runs === 100 ? 'floor (target ratio >= 0.8)' : 'floor',
-            floor.stepsPerSecond,
-            `${note}; ${floorNote}`,
-          ),
-          result(
-            `load ${runs}: step latency p50`,
-            percentile(agent.stepMs, 50),
-            'ms',
-            'floor',
-            percentile(floor.stepMs, 50),
-            note,
-          ),
-          result(
-            `load ${runs}: step latency p99`,
-            percentile(agent.stepMs, 99),
-            'ms',
-            'floor',
-            percentile(floor.stepMs, 99),
-            note,
-          ),
-          result(
-            `load ${runs}: peak open files`,
-            agent.peakFds,
-            'fds',
-            'floor',
-            floor.peakFds,
-            `${note}; tape files at most ${agent.peakTapeFiles} (maxOpenTapes ${MAX_OPEN_TAPES})`,
-          ),
-          result(`load ${runs}: peak RSS`, agent.peakRssMiB, 'MiB', 'floor', floor.peakRssMiB, note),
-          result(`load ${runs}: model requests`, requests, 'requests', 'expected', runs * (STEPS + 1), note),
-        );
+        results.push(...rows(runs, rounds, floor, agent));
       }
     } finally {
       await connection.close();
