@@ -12,6 +12,7 @@ import { verifyTape } from '../../src/recorder/tape';
 import { bundleAgentWorkflows, LATENCY_WORKER_OPTIONS, startAgent } from '../../src/temporal';
 import { FLOOR_WORKFLOWS_PATH } from '../floor';
 import { type BenchResult, type BenchSuite, result } from '../harness';
+import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';
 import { type ModelProcess, startModelProcess } from '../load/modelProcess';
 import { cpuMs, devServerPid, peakRssMiB, resetPeakRss, sampleOpenFiles } from '../load/processStats';
 import type { LoadWorkerConfig, LoadWorkerReport } from '../load/workerProcess';
@@ -52,6 +53,8 @@ export const LOAD_WORKER_OPTIONS = {
   maxConcurrentWorkflowTaskExecutions: 40,
   maxConcurrentLocalActivityExecutions: 100,
   maxCachedWorkflows: Math.max(1000, 2 * Math.max(...LEVELS)),
+  // To see what one of them does: JUKEBOX_BENCH_LOAD_WORKER_OPTIONS='{"maxCachedWorkflows":50}'.
+  ...(JSON.parse(process.env.JUKEBOX_BENCH_LOAD_WORKER_OPTIONS || '{}') as Partial<WorkerOptions>),
 } satisfies Partial<WorkerOptions>;
 /** The tape store's writer budget, its default: at 100 and 500 runs far fewer writers than runs. */
 const MAX_OPEN_TAPES = Number(process.env.JUKEBOX_BENCH_LOAD_MAX_OPEN_TAPES ?? 32);
@@ -82,6 +85,8 @@ interface Measured {
   modelRequests: number;
   writersPeakOpen: number;
   eventsPerRun: number;
+  /** Where each run's time went, from its history. */
+  breakdowns: RunBreakdown[];
 }
 
 function eventMs(e: HistoryEvent): number {
@@ -281,6 +286,7 @@ async function measureSide(b: Bench, side: Side, runs: number, round: number): P
       load: [load0, load1],
       modelRequests,
       eventsPerRun: histories.reduce((n, h) => n + h.length, 0) / runs,
+      breakdowns: histories.map(breakdownHistory),
     };
   } finally {
     report = await worker.stop();
@@ -310,11 +316,32 @@ function combine(rounds: readonly Measured[]): Measured {
     modelRequests: sum((m) => m.modelRequests),
     writersPeakOpen: max((m) => m.writersPeakOpen),
     eventsPerRun: sum((m) => m.eventsPerRun * m.runs) / sum((m) => m.runs),
+    breakdowns: rounds.flatMap((m) => m.breakdowns),
   };
 }
 
 const stepsPerSecond = (m: Measured) => (m.steps / m.wallMs) * 1000;
 const perStep = (ms: number, m: Measured) => ms / Math.max(1, m.steps);
+/**
+ * The steps a second this machine's CPU allows one side if its worker, the dev server and the model server had
+ * every core to themselves: cores over the CPU time they spend a step. Where both sides run below it, the bound
+ * is elsewhere (the server's persistence, dispatch, other work on the machine).
+ */
+const cpuCeiling = (m: Measured) =>
+  (os.cpus().length * 1000) / Math.max(1e-9, perStep(m.workerCpuMs + m.serverCpuMs + m.modelCpuMs, m));
+
+/** A step's cycle from the histories: an activity queued then run, then the workflow task that schedules the next. */
+function describeCycle(m: Measured): string {
+  const b = meanBreakdown(m.breakdowns);
+  const step = (ms: number) => (ms / Math.max(1, b.activities)).toFixed(0);
+  return (
+    `    a step's cycle ${step(b.totalMs)} ms: activity queued ${step(b.activityScheduleToStartMs)} ms ` +
+    `(${((100 * b.eagerActivities) / Math.max(1, b.activities)).toFixed(0)}% eager), ran ` +
+    `${step(b.activityStartToCloseMs)} ms; workflow task queued ${step(b.workflowTaskScheduleToStartMs)} ms, ran ` +
+    `${step(b.workflowTaskStartToCloseMs)} ms (${(b.workflowTasks / Math.max(1, b.activities)).toFixed(2)} a step); ` +
+    `CPU allows ${cpuCeiling(m).toFixed(0)} steps/s on ${os.cpus().length} cores`
+  );
+}
 
 function describe(side: Side, m: Measured): string {
   return (
@@ -324,8 +351,35 @@ function describe(side: Side, m: Measured): string {
     `${m.peakRssMiB.toFixed(0)} MiB RSS; CPU a step: worker ${perStep(m.workerCpuMs, m).toFixed(2)} ms, ` +
     `dev server ${perStep(m.serverCpuMs, m).toFixed(2)} ms` +
     (side === 'jukebox' ? `, model server ${perStep(m.modelCpuMs, m).toFixed(2)} ms` : '') +
-    `; ${m.eventsPerRun.toFixed(0)} events a run; load ${m.load[0].toFixed(1)} -> ${m.load[1].toFixed(1)}` +
+    `; ${m.eventsPerRun.toFixed(0)} events a run; load ${m.load[0].toFixed(1)} -> ${m.load[1].toFixed(1)}\n` +
+    describeCycle(m) +
     (m.lost.length ? `\n    lost: ${[...new Set(m.lost)].slice(0, 3).join('\n    lost: ')}` : '')
+  );
+}
+
+const PHASES = {
+  'activities queued': 'activityScheduleToStartMs',
+  'activities running': 'activityStartToCloseMs',
+  'workflow tasks queued': 'workflowTaskScheduleToStartMs',
+  'workflow tasks running': 'workflowTaskStartToCloseMs',
+} as const satisfies Record<string, keyof RunBreakdown>;
+
+/**
+ * What holds Jukebox's throughput where it is, against the floor: how much of the CPU ceiling each side uses, and
+ * which phase of a step's cycle grew most.
+ */
+function bound(floor: Measured, agent: Measured): string {
+  const f = meanBreakdown(floor.breakdowns);
+  const a = meanBreakdown(agent.breakdowns);
+  const step = (b: RunBreakdown, k: keyof RunBreakdown) => b[k] / Math.max(1, b.activities);
+  const growth = Object.entries(PHASES)
+    .map(([name, k]) => ({ name, ms: step(a, k) - step(f, k) }))
+    .sort((x, y) => y.ms - x.ms);
+  const used = (m: Measured) => `${((100 * stepsPerSecond(m)) / cpuCeiling(m)).toFixed(0)}%`;
+  return (
+    `  bound: Jukebox runs at ${used(agent)} of the steps/s the CPU allows it, the floor at ${used(floor)}; ` +
+    `a Jukebox step's cycle is ${(step(a, 'totalMs') - step(f, 'totalMs')).toFixed(0)} ms longer than the floor's, ` +
+    growth.map((g) => `${g.name} ${g.ms >= 0 ? '+' : ''}${g.ms.toFixed(0)} ms`).join(', ')
   );
 }
 
@@ -384,6 +438,14 @@ function rows(runs: number, rounds: number, floor: Measured, agent: Measured): B
       'plain Temporal',
       perStep(floor.workerCpuMs, floor),
       note,
+    ),
+    result(
+      name('steps/s the CPU allows'),
+      cpuCeiling(agent),
+      'steps/s',
+      'plain Temporal',
+      cpuCeiling(floor),
+      `cores / (worker + dev server + model server CPU a step); the shared dev server's CPU includes other clients'; ${note}`,
     ),
     result(
       name('model requests'),
@@ -458,7 +520,8 @@ export const loadSuite: BenchSuite = {
         process.stderr.write(
           `load ${runs}, all rounds:\n${describe('floor', floor)}\n${describe('jukebox', agent)}\n` +
             `  steps/s ratio ${(stepsPerSecond(agent) / stepsPerSecond(floor)).toFixed(2)}, model requests ` +
-            `${agent.modelRequests} (${agent.runs * (STEPS + 1)} expected), tape writers open at most ${agent.writersPeakOpen}\n`,
+            `${agent.modelRequests} (${agent.runs * (STEPS + 1)} expected), tape writers open at most ${agent.writersPeakOpen}\n` +
+            `${bound(floor, agent)}\n`,
         );
         results.push(...rows(runs, rounds, floor, agent));
       }
