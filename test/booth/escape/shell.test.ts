@@ -134,9 +134,12 @@ describe('the seccomp filter refuses what a command never needs', () => {
   ].join(' ');
 
   async function probe(): Promise<Record<string, number>> {
+    const before = targets();
     const booth = await runtime.open('wf', `run${++runs}`);
     const r = await booth.shell.run(['perl', '-e', PROBE], { timeoutMs: 60_000 });
+    expect(targets()).toEqual(before);
     await booth.discard();
+    expect(targets()).toEqual(before);
     expect(r.exitCode, r.stderr).toBe(0);
     return Object.fromEntries(
       r.stdout

@@ -3,8 +3,8 @@
  * behind (`sleep ... &`, a double fork) and keeps both cores busy (four busy loops: the machine is starved when
  * the worker dies); the worker is SIGKILLed mid-command. Within a second of the SIGKILL every process of the
  * command has exited, in both views (its sandbox chain, what it started, the loops). What the dead worker
- * left (its command's scratch folder) is removed by the next worker's start-up, and the real workspace is
- * unchanged.
+ * left (its command's scratch folder) is removed by the next worker's start-up, and the real workspace (and a
+ * folder beside it) is unchanged, byte for byte, after the kill and after the run's rollback.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporalConfigFromEnv } from '../../../servers/devserver/config';
+import { BoothRuntime } from '../../../src/booth/shadowBooth';
 import { REAPER_NAME } from '../../../src/booth/shell/reaper';
 import { startAgent } from '../../../src/temporal';
 import { cgroupsNamed, exitTimes, hasExited, processesMentioning, within } from '../../support/processes';
@@ -108,6 +109,21 @@ describe('a shell command dies with its worker', () => {
       // scratch folder waits for the next start-up.
       expect(await within(10_000, () => cgroupsNamed(name!).length === 0)).toBe(true);
       expect(fs.readdirSync(scratch)).toEqual([name]);
+      expect(fingerprint([world.workspace, world.outside])).toEqual(before);
+
+      // The killed command staged nothing; the run's rollback (before a worker's sweeper would do it) leaves the
+      // real targets as they were too.
+      const booths = new BoothRuntime({ workspaceRoot: world.workspace, stagingRoot: world.staging });
+      const staged = await booths.stagedRuns();
+      expect(staged.map((r) => r.workflowId)).toEqual([handle.workflowId]);
+      const booth = await booths.open(staged[0]!.workflowId, staged[0]!.runId);
+      expect((await booth.changeSet()).files).toEqual([]);
+      await booth.discard();
+      await booth.close();
+      await booths.close();
+      expect(await booths.stagedRuns()).toEqual([]);
+      expect(fingerprint([world.workspace, world.outside])).toEqual(before);
+
       const second = await spawnWorker(env, 90_000, ENTRY);
       workers.push(second);
       const swept = JSON.parse(/swept (\{.*\})/.exec(second.output())![1]!) as Record<string, string[]>;
