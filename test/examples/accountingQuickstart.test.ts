@@ -180,7 +180,14 @@ describe('the accounting quickstart', () => {
     expect(listing.stdout).toContain(
       `approval ${pending.id} at step ${pending.step}: commit, asked by gate refund-approval`,
     );
-    expect(listing.stdout).toContain('sql   UPDATE accounts SET balance_cents');
+    expect(listing.stdout).toContain(
+      '  sql   UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ? [75000,"C-2002"]',
+    );
+    expect(listing.stdout).toMatch(
+      /\n {2}file {2}write ledger\.csv: \d+ -> \d+ bytes, mode 644, \+1 -0 lines\n/,
+    );
+    expect(listing.stdout).toMatch(/\n {2}mcp {3}notify\/notify_customer \{"customer":"C-2002",/);
+    expect(listing.stdout).toContain(`  reason: ${pending.reason}`);
 
     const mallory = await runJbx(['approve', handle.workflowId, '--by', 'mallory']);
     expect(mallory.code).toBe(1);
@@ -209,17 +216,18 @@ describe('the accounting quickstart', () => {
     expect(payloads(tape, 'commit').map((p) => p.part)).toEqual(['verify', 'files', 'sql', 'mcp', 'all']);
     // Who, when and the note: in jbx show, and as an event on the run's span in the OTLP export.
     const file = path.join(tapes, tapeFileName(handle.workflowId, (await handle.describe()).runId));
+    const decision = payloads(tape, 'approval')[1]!;
+    const when = new Date(decision.atMs as number).toISOString();
     const shown = await runJbx(['show', file]);
-    expect(shown.stdout).toMatch(
-      new RegExp(
-        `approval +approved ${pending.id} by reviewer at \\S+ via update: outage confirmed with support`,
-      ),
+    expect(shown.stdout).toContain(
+      `approved ${pending.id} by reviewer at ${when} via update: outage confirmed with support`,
     );
     expect(shown.stdout).toContain(`asked ${pending.id} (commit): gate refund-approval:`);
     const otlp = JSON.parse((await runJbx(['export', file, '--format', 'otlp-json'])).stdout);
     const root = otlp.resourceSpans[0].scopeSpans[0].spans[0];
-    const attrs = (e: { attributes: { key: string; value: { stringValue?: string } }[] }) =>
-      Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue]));
+    const attrs = (e: {
+      attributes: { key: string; value: { stringValue?: string; intValue?: string } }[];
+    }) => Object.fromEntries(e.attributes.map((a) => [a.key, a.value.stringValue ?? a.value.intValue]));
     expect(root.name).toBe('invoke_agent accountingAgent');
     expect(root.events.map((e: { name: string }) => e.name)).toEqual([
       'jukebox.approval',
@@ -230,6 +238,8 @@ describe('the accounting quickstart', () => {
       'jukebox.approval.outcome': 'approved',
       'jukebox.approval.by': 'reviewer',
       'jukebox.approval.note': 'outage confirmed with support',
+      'jukebox.approval.via': 'update',
+      'jukebox.approval.at_ms': String(decision.atMs),
     });
 
     // The run is over: deciding on it again is an error with exit code 1, and nothing happens twice.

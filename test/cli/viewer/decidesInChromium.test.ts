@@ -17,6 +17,7 @@ import {
 } from '../../../examples/accounting/demo';
 import { temporalConfigFromEnv } from '../../../servers/devserver/config';
 import { tapeFileName } from '../../../src/recorder';
+import { readTape } from '../../../src/recorder/tape';
 import { startAgent, waitForApproval } from '../../../src/temporal';
 import { type AccountingWorld, accountingWorld } from '../../support/accountingWorld';
 import { openChromium } from '../../support/chromium';
@@ -120,20 +121,26 @@ describe('jbx view decides on a waiting run in Chromium', () => {
       note: 'checked in the viewer',
     });
     expect(await readBalance(demo, 'C-2002')).toBe(balance + 75_000);
+    // Who, when and the note, as the tape holds them.
+    const decision = readTape(path.join(world.tapes, `${id}.jbx`))
+      .frames.filter((f) => f.kind === 'approval')
+      .map((f) => f.payload as { event: string; atMs: number })
+      .find((p) => p.event === 'decision');
+    const line = `approved ${pending.id} by reviewer at ${new Date(decision!.atMs).toISOString()} via update: checked in the viewer`;
     // The page reads the run again: no longer waiting, the decision listed.
     await expect.poll(() => page.locator('section.approval').count(), { timeout: 30_000 }).toBe(0);
     await expect
       .poll(() => page.locator(`li.decision[data-approval="${pending.id}"] .line`).textContent(), {
         timeout: 30_000,
       })
-      .toMatch(new RegExp(`approved ${pending.id} by reviewer at .* via update: checked in the viewer`));
+      .toBe(line);
     // And in the timeline: the request and the decision, each on its step's row.
     await expect
       .poll(() => page.locator('ol.timeline li.row .preview').allTextContents(), { timeout: 30_000 })
       .toEqual(
         expect.arrayContaining([
           expect.stringContaining(`asked ${pending.id} (commit): gate refund-approval`),
-          expect.stringContaining(`approved ${pending.id} by reviewer`),
+          expect.stringContaining(line),
         ]),
       );
     await page.screenshot({ path: path.join(SHOTS, 'approval-decided.png') });

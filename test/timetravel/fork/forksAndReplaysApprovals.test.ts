@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type AccountingInput,
@@ -18,6 +19,7 @@ import { tapeFileName } from '../../../src/recorder';
 import { readTape } from '../../../src/recorder/tape';
 import {
   approve,
+  listApprovals,
   pendingApproval,
   reject,
   startAgent,
@@ -87,6 +89,28 @@ describe('decisions in replay and forks', () => {
       where(),
     );
     await waitForApproval(approved);
+    // While it waits, a run of another workflow asks too: the namespace's listing has both, each with its type.
+    const edited = await tools({
+      calls: [{ tool: 'stage_file', args: { path: 'memo.txt', content: 'draft' }, approval: true }],
+      commit: true,
+    });
+    await waitForApproval(edited);
+    const client = new Client({ connection: env.connection, namespace: env.namespace });
+    await expect
+      .poll(
+        async () =>
+          (await listApprovals(client))
+            .filter((p) => p.workflowId === approved.workflowId || p.workflowId === edited.workflowId)
+            .map((p) => [p.workflowId, p.workflowType, p.kind])
+            .sort(),
+        { timeout: 15_000 },
+      )
+      .toEqual(
+        [
+          [approved.workflowId, 'accountingAgent', 'commit'],
+          [edited.workflowId, 'approvalToolsAgent', 'tool'],
+        ].sort(),
+      );
     await approve(approved, { by: 'reviewer', note: 'fine' });
     await approved.result();
     const rejected = await startAgent<AccountingInput, AccountingOutput>(
@@ -98,11 +122,6 @@ describe('decisions in replay and forks', () => {
     await reject(rejected, { by: 'reviewer', reason: 'not this month' });
     await rejected.result();
     // A tool call approved with edited arguments; an MCP call rejected.
-    const edited = await tools({
-      calls: [{ tool: 'stage_file', args: { path: 'memo.txt', content: 'draft' }, approval: true }],
-      commit: true,
-    });
-    await waitForApproval(edited);
     await approve(edited, { by: 'editor', args: { path: 'memo.txt', content: 'final' } });
     await edited.result();
     const erased = await tools({
