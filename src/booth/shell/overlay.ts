@@ -18,6 +18,9 @@ import type { CommandView, ShellChange, Skipped } from './view';
 
 let probed: boolean | undefined;
 
+/** `sh -c` as root of a new user and mount namespace (unprivileged), whose mounts stay private to it. */
+const IN_MOUNT_NAMESPACE = ['unshare', '-Urm', '--propagation', 'private', 'sh', '-c'] as const;
+
 /** Whether an unprivileged overlay mount in a user namespace works here (kernel ≥ 5.11, userns allowed). */
 export function probeOverlay(): boolean {
   if (probed !== undefined) return probed;
@@ -25,14 +28,11 @@ export function probeOverlay(): boolean {
     encoding: 'utf8',
   }).stdout.trim();
   try {
+    const [unshare, ...inNamespace] = IN_MOUNT_NAMESPACE;
     const r = spawnSync(
-      'unshare',
+      unshare,
       [
-        '-Urm',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
+        ...inNamespace,
         'mkdir l u w m && mknod l/x c 0 0 && mount -t overlay overlay -o userxattr,lowerdir=l,upperdir=u,workdir=w m && echo ok > m/y && [ ! -e m/x ]',
       ],
       { cwd: dir, encoding: 'utf8', timeout: 10_000 },
@@ -130,12 +130,7 @@ export async function overlayView(
   return {
     kind: 'overlay',
     argv: [
-      'unshare',
-      '-Urm',
-      '--propagation',
-      'private',
-      'sh',
-      '-c',
+      ...IN_MOUNT_NAMESPACE,
       OVERLAY_SCRIPT,
       'sh',
       String(whiteouts.length),
