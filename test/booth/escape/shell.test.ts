@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BoothRuntime, type ShadowBooth, type ShadowBoothConfig } from '../../../src/booth/shadowBooth';
-import { ShellLimitError, type StagedShellOptions } from '../../../src/booth/shell';
+import { ShellLimitError, type ShellResult, type StagedShellOptions } from '../../../src/booth/shell';
 import { makeGroups, probeCgroups, sweepGroups } from '../../../src/booth/shell/cgroups';
 import { commandName, isOrphan } from '../../../src/booth/shell/owner';
 import { cgroupsNamed, processesMentioning, within } from '../../support/processes';
@@ -111,10 +111,11 @@ describe('limits stop a command that tries to exhaust the worker', () => {
     const err = await attempt('while :; do :; done # 3175', '3175', 60_000);
     expect(err).toMatchObject({ limit: 'cpu', mechanism: 'rlimit' });
     // RLIMIT_AS: the allocation fails inside the command, which the booth returns as the command's own failure.
-    const booth = await runtime.open('wf', `run${++runs}`);
-    const r = await booth.shell.run(`perl -e '$x = "a" x (2 * 1024 ** 3); print "allocated"'`, {
-      timeoutMs: 60_000,
-    });
+    const r = (await attempt(
+      `perl -e '$x = "a" x (2 * 1024 ** 3); print "allocated"; sleep 30' # 3178`,
+      '3178',
+      60_000,
+    )) as ShellResult;
     expect(r.exitCode).not.toBe(0);
     expect(r.stdout).toBe('');
     expect(r.enforcement.memory).toBe('rlimit');
