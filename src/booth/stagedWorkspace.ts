@@ -259,11 +259,9 @@ export class StagedWorkspace {
     const boothOwned: string[] = [];
     for (const p of o.boothOwned ?? []) {
       const abs = await canonicalStaging(path.resolve(p));
-      if (isWithin(abs, root))
-        throw new WorkspaceConfigError(
-          `${abs} is the workspace root or contains it, and the booth owns it; put the staging root and the database beside or inside the root`,
-        );
-      boothOwned.push(abs);
+      // One that is or holds the root (a staging root above the workspace) cannot be refused as a whole; what of
+      // it lies inside the root is the staging area, refused on its own.
+      if (!isWithin(abs, root)) boothOwned.push(abs);
     }
     // A step layer starts empty: it lives in memory only, and a retry throws a dead attempt's away.
     const base = entries;

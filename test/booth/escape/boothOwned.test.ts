@@ -204,3 +204,19 @@ describe.each(['sqlite3', 'pg'] as const)('what the booth owns inside the worksp
     if (kind === 'sqlite3') await k.destroy();
   });
 });
+
+it('a staging root that holds the workspace (not refusable as a whole) still stages and commits', async () => {
+  const world = makeWorld();
+  try {
+    const runtime = new BoothRuntime({ workspaceRoot: world.workspace, stagingRoot: world.base });
+    const booth = await runtime.open('wf', 'run');
+    await booth.files.writeFile('notes.txt', 'staged\n');
+    expect((await booth.changeSet()).files.map((c) => c.path)).toEqual(['notes.txt']);
+    await booth.commitFiles();
+    await booth.close();
+    await runtime.close();
+    expect(fs.readFileSync(path.join(world.workspace, 'notes.txt'), 'utf8')).toBe('staged\n');
+  } finally {
+    world.cleanup();
+  }
+});
