@@ -4,13 +4,15 @@
  * alignment instead of making every later pair differ, as a plain index-by-index comparison would.
  */
 import { printable } from '../../errors';
+import type { BoothStep } from '../replay/boothSteps';
 import { differences } from '../replay/compare';
 import type { Timeline, TimelineStep } from '../replay/timeline';
 
 export interface StepView {
   step: number;
-  kind: 'llm' | 'tool';
-  /** Model for llm steps, tool name for tool steps. */
+  /** A model call, a tool call, or a Shadow Booth step (`ctx.commit`, `ctx.rollback`). */
+  kind: 'llm' | 'tool' | 'commit' | 'rollback';
+  /** Model for llm steps, tool name for tool steps, the gates a commit named. */
   name: string;
   provider?: string;
   system?: string;
@@ -107,6 +109,45 @@ export function viewOf(s: TimelineStep): StepView {
   if (s.error) out.error = text(s.error.message);
   if (s.request) conversations.set(out, s.request.messages);
   return out;
+}
+
+/** What the agent got from a booth step, in one line: where two runs part at a commit, this says how. */
+function boothOutcome(b: BoothStep): string {
+  const a = b.answer;
+  switch (a.type) {
+    case 'committed':
+      return text(`committed: ${a.report.verdicts.map((v) => `${v.gate} ok`).join(', ') || 'no gates'}`);
+    case 'rolled-back':
+      return text(`rolled back at ${a.part}: ${a.reason}`);
+    case 'rollback':
+      return text(`rolled back: ${b.reason ?? ''}`);
+    case 'failed':
+      return text(`failed: ${a.error.message}`);
+    default:
+      return 'unfinished';
+  }
+}
+
+/** A Shadow Booth step as a row of the diff: the gates it named, what the agent got, the parts it recorded. */
+export function boothViewOf(b: BoothStep): StepView {
+  return {
+    step: b.step,
+    kind: b.kind,
+    name: b.kind === 'commit' ? (b.gates ?? []).join(', ') || '(no gates)' : 'rollback',
+    output: boothOutcome(b),
+    tokens: { input: 0, output: 0 },
+    cost: null,
+    effects: b.activities.flatMap((a) =>
+      a.effects
+        .filter((e) => e.kind === 'commit' || e.kind === 'rollback')
+        .map((e) => `${e.kind} ${String(e.payload.part ?? '')}`.trim()),
+    ),
+  };
+}
+
+/** A timeline's agent steps in step order: model and tool calls and the booth's commits and rollbacks. */
+function stepViews(t: Timeline): StepView[] {
+  return [...t.steps.map(viewOf), ...t.booth.map(boothViewOf)].sort((x, y) => x.step - y.step);
 }
 
 const COMPARED: (keyof StepView)[] = [
@@ -213,7 +254,7 @@ function summary(t: Timeline): SideSummary {
   const out: SideSummary = {
     file: t.file,
     tapeId: h.tapeId,
-    steps: t.steps.length,
+    steps: t.steps.length + t.booth.length,
     tokens,
     cost,
     outcome: t.outcome?.status ?? 'running',
@@ -225,7 +266,7 @@ function summary(t: Timeline): SideSummary {
 }
 
 export function diffTimelines(a: Timeline, b: Timeline): TimelineDiff {
-  const rows = alignSteps(a.steps.map(viewOf), b.steps.map(viewOf));
+  const rows = alignSteps(stepViews(a), stepViews(b));
   const counts = { same: 0, changed: 0, removed: 0, inserted: 0 };
   for (const r of rows) counts[r.status]++;
   const first = rows.findIndex((r) => r.status !== 'same');

@@ -66,31 +66,45 @@ describe('the viewer on real Shadow Booth runs (the accounting quickstart, commi
       });
   };
 
+  const LEDGER_BEFORE = [
+    'date,customer,type,amount_cents,memo',
+    '2026-11-03,C-1001,invoice,-48000,annual plan',
+    '2026-11-04,C-1001,payment,48000,card ending 4242',
+    '2026-11-20,C-2002,invoice,-120000,enterprise seats',
+  ];
+  const AGENT_ROWS = ['llm', 'tool', 'llm', 'tool', 'llm', 'tool', 'llm'];
+
   it('a committed refund: the staged ledger line as a diff, the SQL, the escrowed MCP call, each commit part', () => {
     const run = library.run(ids.commit!);
     expect(run.verification).toMatchObject({ status: 'intact', sealed: true });
     expect(run.outcome?.status).toBe('completed');
-    expect(run.rows.filter((r) => r.kind === 'llm').length).toBeGreaterThan(0);
-    expect(run.rows.some((r) => r.kind === 'booth')).toBe(true);
+    // Seven agent steps, then the commit's five booth activities (verify, files, sql, mcp, finish).
+    expect(run.rows.map((r) => r.kind)).toEqual([...AGENT_ROWS, 'booth', 'booth', 'booth', 'booth', 'booth']);
     // Every llm and tool row can be forked from; booth activities cannot.
     for (const r of run.rows) expect(r.fork !== null).toBe(r.kind === 'llm' || r.kind === 'tool');
 
-    const [write] = effectsOf(ids.commit!, 'fs.mutation');
-    expect(write!.effect.summary).toBe('append ledger.csv');
+    const writes = effectsOf(ids.commit!, 'fs.mutation');
+    expect(writes.map((w) => w.effect.summary)).toEqual(['append ledger.csv']);
     // The tape holds the staged content, not the file as it was before staging: the first write is all new.
-    expect(write!.effect.diff?.against).toBe('nothing on the tape before');
-    expect(write!.effect.diff?.lines.every((l) => l.op === '+')).toBe(true);
-    expect(write!.effect.diff?.lines.map((l) => l.text)).toContainEqual(
-      expect.stringContaining('C-1001,refund,12000'),
-    );
-    const sql = effectsOf(ids.commit!, 'sql.mutation').map((e) => e.effect.summary);
-    expect(sql.some((s) => /^update /i.test(s) && /1 rows\)$/.test(s))).toBe(true);
-    const mcp = effectsOf(ids.commit!, 'mcp.call').map((e) => e.effect.summary);
-    expect(mcp).toEqual([
+    expect(writes[0]!.effect.diff).toEqual({
+      path: 'ledger.csv',
+      against: 'nothing on the tape before',
+      lines: [...LEDGER_BEFORE, '2026-12-02,C-1001,refund,12000,duplicate charge'].map((text) => ({
+        op: '+',
+        text,
+      })),
+    });
+    expect(effectsOf(ids.commit!, 'sql.mutation').map((e) => e.effect.summary)).toEqual([
+      'SELECT id, name, email, balance_cents FROM accounts WHERE id = ? ["C-1001"] (read, 0 rows)',
+      'UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ? [12000,"C-1001"] (write, 1 rows)',
+      'SELECT email FROM accounts WHERE id = ? ["C-1001"] (read, 0 rows)',
+    ]);
+    expect(effectsOf(ids.commit!, 'mcp.call').map((e) => e.effect.summary)).toEqual([
       'notify tools/call notify_customer [escrowed]',
       'notify tools/call notify_customer [commit]',
     ]);
     expect(effectsOf(ids.commit!, 'commit').map((e) => e.effect.summary)).toEqual([
+      'commit verify',
       'commit files',
       'commit sql',
       'commit mcp',
@@ -99,19 +113,52 @@ describe('the viewer on real Shadow Booth runs (the accounting quickstart, commi
     expect(effectsOf(ids.commit!, 'rollback')).toEqual([]);
   });
 
-  it('a refused refund: the rollback with the gate reason, no commit', () => {
+  it('a refused refund: the rollback with the gate reason, no commit past verify', () => {
     const run = library.run(ids.rollback!);
-    expect(run.verification.status).toBe('intact');
-    expect(effectsOf(ids.rollback!, 'commit')).toEqual([]);
-    const [rollback] = effectsOf(ids.rollback!, 'rollback');
-    expect(rollback!.effect.summary).toMatch(/^rollback all: .*exceeds the \$500\.00 autonomous threshold/);
-    expect(run.rows.find((r) => r.marks.includes('rollback'))!.kind).toBe('booth');
+    expect(run.verification).toMatchObject({ status: 'intact', sealed: true });
+    expect(run.outcome?.status).toBe('completed');
+    // The gates' verdict (verify), then the rollback.
+    expect(run.rows.map((r) => r.kind)).toEqual([...AGENT_ROWS, 'booth', 'booth']);
+    expect(run.rows.map((r) => r.marks.filter((m) => m === 'commit' || m === 'rollback'))).toEqual([
+      ...AGENT_ROWS.map(() => []),
+      ['commit'],
+      ['rollback'],
+    ]);
+    expect(effectsOf(ids.rollback!, 'commit').map((e) => e.effect.summary)).toEqual(['commit verify']);
+    expect(effectsOf(ids.rollback!, 'rollback').map((e) => e.effect.summary)).toEqual([
+      'rollback all: commit refused by gate refund-threshold: refund of $750.00 to C-2002 exceeds the $500.00 autonomous threshold; a person must approve it; nothing was applied and the staged changes were rolled back',
+    ]);
+    expect(effectsOf(ids.rollback!, 'mcp.call').map((e) => e.effect.summary)).toEqual([
+      'notify tools/call notify_customer [escrowed]',
+    ]);
   });
 
-  it('the two runs compare step by step through src/timetravel/diff/', () => {
+  it('the two runs compare step by step through src/timetravel/diff/: they part at the gate, committed against rolled back', () => {
     const d = library.diff(ids.commit!, ids.rollback!);
-    expect(d.rows.length).toBeGreaterThan(0);
-    expect(d.firstDivergence).not.toBeNull();
-    expect(d.a.outcome).toBe('completed');
+    expect([d.a.outcome, d.b.outcome]).toEqual(['completed', 'completed']);
+    expect([
+      (d.a.result as { committed: boolean }).committed,
+      (d.b.result as { committed: boolean }).committed,
+    ]).toEqual([true, false]);
+    // Seven agent steps and the commit on each side, paired one to one; the requests differ from the first step.
+    expect([d.a.steps, d.b.steps]).toEqual([8, 8]);
+    expect(d.counts).toEqual({ same: 0, changed: 8, removed: 0, inserted: 0 });
+    expect(d.rows.map((r) => [r.a?.kind, r.b?.kind])).toEqual([...AGENT_ROWS, 'commit'].map((k) => [k, k]));
+    expect(d.firstDivergence).toBe(0);
+    const gate = d.rows[7]!;
+    expect(gate.a).toMatchObject({ step: 7, kind: 'commit', name: 'refund-threshold' });
+    expect(gate.b).toMatchObject({ step: 7, kind: 'commit', name: 'refund-threshold' });
+    expect(gate.differences).toEqual([
+      {
+        field: 'output',
+        a: 'committed: refund-threshold ok',
+        b: 'rolled back at verify: commit refused by gate refund-threshold: refund of $750.00 to C-2002 exceeds the $500.00 autonomous threshold; a person must approve it; nothing was applied and the staged changes were rolled back',
+      },
+      {
+        field: 'effects',
+        a: ['commit verify', 'commit files', 'commit sql', 'commit mcp', 'commit all'],
+        b: ['commit verify', 'rollback all'],
+      },
+    ]);
   });
 });
