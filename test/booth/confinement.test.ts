@@ -139,7 +139,12 @@ describe('confinement: escape attempts are refused and leave the disk byte-for-b
         : /device/.test(name)
           ? 'device'
           : null;
-    if (needs !== null && !fx.specials[needs]) return; // the machine cannot create that special file
+    // A special file the machine could not make is a failed precondition, not a pass: the attempt never ran.
+    if (needs !== null)
+      expect(
+        fx.specials[needs],
+        `the fixture could not make its ${needs} (mkfifo, python3, mknod as root)`,
+      ).toBe(true);
     const before = snapshot(fx.base);
     const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
     const err = await run(ws, fx).then(

@@ -3,7 +3,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitPendingError, StagedWorkspace } from '../../src/booth';
-import { type Fixture, makeFixture, snapshot, stageEverything, viewSnapshot } from './helpers';
+import {
+  FIXTURE_TREE,
+  type Fixture,
+  makeFixture,
+  STAGED_EVERYTHING_TREE,
+  snapshot,
+  stageEverything,
+  viewSnapshot,
+} from './helpers';
 
 const REPO = path.resolve(__dirname, '../..');
 const CHILD = path.join(__dirname, 'child.ts');
@@ -68,7 +76,7 @@ describe('commit interrupted at every fault point', () => {
   });
 
   it.each(points)('crash at %s, then recover() + commit() yields exactly the new state', async (point) => {
-    const old = snapshot(fx.root);
+    expect(snapshot(fx.root)).toEqual(FIXTURE_TREE);
     const ws = await StagedWorkspace.open({
       root: fx.root,
       stagingDir: fx.staging,
@@ -77,25 +85,24 @@ describe('commit interrupted at every fault point', () => {
       },
     });
     await stageEverything(ws);
-    const expected = await viewSnapshot(ws);
+    expect(await viewSnapshot(ws)).toEqual(STAGED_EVERYTHING_TREE);
     await expect(ws.commit()).rejects.toThrow(`injected crash at ${point}`);
-    const mid = snapshot(fx.root);
-    if (point === 'commit:planned') expect(mid).toEqual(old);
+    if (point === 'commit:planned') expect(snapshot(fx.root)).toEqual(FIXTURE_TREE);
 
     // A new instance stands in for the restarted process.
     const after = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
     if (fs.existsSync(path.join(fx.staging, 'commit.json')))
       await expect(after.writeFile('late.txt', 'x')).rejects.toBeInstanceOf(CommitPendingError);
     // The merged view is already the new state, even mid-commit.
-    expect(await viewSnapshot(after)).toEqual(expected);
+    expect(await viewSnapshot(after)).toEqual(STAGED_EVERYTHING_TREE);
     await after.recover();
     await after.commit();
-    expect(snapshot(fx.root)).toEqual(expected);
+    expect(snapshot(fx.root)).toEqual(STAGED_EVERYTHING_TREE);
     expect(fs.existsSync(fx.staging)).toBe(false);
     // Idempotent: a second recover/commit changes nothing.
     await after.recover();
     await after.commit();
-    expect(snapshot(fx.root)).toEqual(expected);
+    expect(snapshot(fx.root)).toEqual(STAGED_EVERYTHING_TREE);
   });
 
   it.each(['commit:journal-written', 'commit:file-applied:3', 'commit:applied'])(
@@ -103,14 +110,13 @@ describe('commit interrupted at every fault point', () => {
     async (point) => {
       const ws = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
       await stageEverything(ws);
-      const expected = await viewSnapshot(ws);
       const run = child(fx, 'commit-kill', point);
       expect(run.signal, run.stderr).toBe('SIGKILL');
       expect(fs.existsSync(path.join(fx.staging, 'commit.json'))).toBe(true);
       const after = await StagedWorkspace.open({ root: fx.root, stagingDir: fx.staging });
       await expect(after.discard()).rejects.toBeInstanceOf(CommitPendingError);
       expect(await after.recover()).toMatchObject({ recovered: true });
-      expect(snapshot(fx.root)).toEqual(expected);
+      expect(snapshot(fx.root)).toEqual(STAGED_EVERYTHING_TREE);
       expect(fs.existsSync(fx.staging)).toBe(false);
     },
   );

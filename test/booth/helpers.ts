@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,6 +34,16 @@ export function makeFixture(opts: { hostile?: boolean; stagingInside?: boolean }
   fs.mkdirSync(path.join(root, 'empty'));
   w(path.join(outside, 'secret.txt'), 'TOP SECRET\n');
   w(path.join(outside, 'dir/x.txt'), 'outside x\n');
+  // Folder modes spelled out, so the trees the tests expect do not depend on the umask.
+  for (const d of [
+    root,
+    path.join(root, 'dir'),
+    path.join(root, 'dir/sub'),
+    path.join(root, 'empty'),
+    outside,
+  ])
+    fs.chmodSync(d, 0o755);
+  fs.chmodSync(path.join(outside, 'dir'), 0o755);
   const specials = { fifo: false, socket: false, device: false };
   if (opts.hostile) {
     fs.symlinkSync('../outside', path.join(root, 'link-out'));
@@ -71,7 +80,16 @@ function tryRun(cmd: string, args: string[]): boolean {
   }
 }
 
-/** Every entry under `dir` with type, mode and content hash: equal snapshots mean byte-for-byte equal trees. */
+/** A file's bytes as a test can spell them: the text when they are UTF-8, else `hex:` and the bytes in hex. */
+function content(bytes: Buffer): string {
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : `hex:${bytes.toString('hex')}`;
+}
+
+/**
+ * Every entry under `dir` as `dir:MODE`, `file:MODE:CONTENT` (content() above), `link:TARGET` or `special:MODE`:
+ * equal trees are byte-for-byte equal, and a test can write the tree it expects literally.
+ */
 export function snapshot(dir: string, skip: string[] = []): Record<string, string> {
   const out: Record<string, string> = {};
   const walk = (rel: string) => {
@@ -85,10 +103,7 @@ export function snapshot(dir: string, skip: string[] = []): Record<string, strin
       else if (st.isDirectory()) {
         out[r] = `dir:${mode}`;
         walk(r);
-      } else if (st.isFile())
-        out[r] = `file:${mode}:${createHash('sha256')
-          .update(fs.readFileSync(path.join(dir, r)))
-          .digest('hex')}`;
+      } else if (st.isFile()) out[r] = `file:${mode}:${content(fs.readFileSync(path.join(dir, r)))}`;
       else out[r] = `special:${mode}`;
     }
   };
@@ -107,15 +122,48 @@ export async function viewSnapshot(ws: StagedWorkspace): Promise<Record<string, 
       if (st.type === 'dir') {
         out[r] = `dir:${mode}`;
         await walk(r);
-      } else
-        out[r] = `file:${mode}:${createHash('sha256')
-          .update(await ws.readFile(r))
-          .digest('hex')}`;
+      } else out[r] = `file:${mode}:${content(Buffer.from(await ws.readFile(r)))}`;
     }
   };
   await walk('');
   return out;
 }
+
+/** The fixture's root as makeFixture() writes it. */
+export const FIXTURE_TREE: Readonly<Record<string, string>> = {
+  'a.txt': 'file:644:alpha\n',
+  dir: 'dir:755',
+  'dir/b.txt': 'file:644:bravo\nline 2\nline 3\n',
+  'dir/sub': 'dir:755',
+  'dir/sub/c.bin': 'file:644:hex:000102ff0007',
+  empty: 'dir:755',
+  'exec.sh': 'file:755:#!/bin/sh\necho hi\n',
+};
+
+/** The fixture's sibling folder that escapes aim at. */
+export const OUTSIDE_TREE: Readonly<Record<string, string>> = {
+  dir: 'dir:755',
+  'dir/x.txt': 'file:644:outside x\n',
+  'secret.txt': 'file:644:TOP SECRET\n',
+};
+
+/**
+ * The root after stageEverything() is committed, spelled out: a.txt rewritten, new.txt with its 600 mode,
+ * dir/sub and its file gone, exec.sh renamed to bin.sh with its exec bit, made/deep made, dir/b.txt chmodded,
+ * the real empty/ replaced by a new one holding only.txt.
+ */
+export const STAGED_EVERYTHING_TREE: Readonly<Record<string, string>> = {
+  'a.txt': 'file:644:changed\n',
+  'bin.sh': 'file:755:#!/bin/sh\necho hi\n',
+  dir: 'dir:755',
+  'dir/b.txt': 'file:640:bravo\nline 2\nline 3\n',
+  empty: 'dir:755',
+  'empty/only.txt': 'file:644:only',
+  made: 'dir:755',
+  'made/deep': 'dir:755',
+  'made/deep/f.txt': 'file:644:deep',
+  'new.txt': 'file:600:new\n',
+};
 
 /** One of every kind of staged change (write, mode, delete, rename, mkdir, chmod, replace a dir): the set the
  * commit and discard tests apply to the standard fixture. */

@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitConflictError, StagedWorkspace, WorkspaceFsError } from '../../src/booth';
-import { type Fixture, makeFixture, snapshot, stageEverything, viewSnapshot } from './helpers';
+import {
+  FIXTURE_TREE,
+  type Fixture,
+  makeFixture,
+  OUTSIDE_TREE,
+  STAGED_EVERYTHING_TREE,
+  snapshot,
+  stageEverything,
+  viewSnapshot,
+} from './helpers';
 
 let fx: Fixture;
 let ws: StagedWorkspace;
@@ -125,15 +134,15 @@ describe('staged overlay: reads fall through, writes are held in escrow', () => 
 describe('commit and discard', () => {
   it('nothing outside the staging area changes before commit; commit applies exactly the change set', async () => {
     await stageEverything(ws);
-    expect(snapshot(fx.base, ['staging'])).toEqual(realBefore);
-    const view = await viewSnapshot(ws);
-    const outsideBefore = snapshot(fx.outside);
+    expect(snapshot(fx.root)).toEqual(FIXTURE_TREE);
+    expect(snapshot(fx.outside)).toEqual(OUTSIDE_TREE);
+    expect(await viewSnapshot(ws)).toEqual(STAGED_EVERYTHING_TREE);
     const res = await ws.commit();
     expect(res.recovered).toBe(false);
-    expect(snapshot(fx.root)).toEqual(view);
-    expect(snapshot(fx.outside)).toEqual(outsideBefore);
+    expect(snapshot(fx.root)).toEqual(STAGED_EVERYTHING_TREE);
+    expect(snapshot(fx.outside)).toEqual(OUTSIDE_TREE);
     expect(fs.existsSync(fx.staging)).toBe(false);
-    expect(await viewSnapshot(ws)).toEqual(view);
+    expect(await viewSnapshot(ws)).toEqual(STAGED_EVERYTHING_TREE);
     // After commit the workspace is a fresh, empty overlay over the new tree.
     expect(await ws.changes()).toEqual([]);
   });
@@ -142,7 +151,8 @@ describe('commit and discard', () => {
     await stageEverything(ws);
     await ws.discard();
     expect(fs.existsSync(fx.staging)).toBe(false);
-    expect(await viewSnapshot(ws)).toEqual(snapshot(fx.root));
+    expect(await viewSnapshot(ws)).toEqual(FIXTURE_TREE);
+    expect(snapshot(fx.root)).toEqual(FIXTURE_TREE);
     await ws.reclaimed();
     expect(snapshot(fx.base)).toEqual(realBefore);
   });

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { ResearchOutput } from '../../examples/sample/agent';
 import {
   type JaegerServer,
@@ -14,12 +16,34 @@ import type { AgentRunResult } from '../../src/agent/context';
 import { TapeStore } from '../../src/recorder';
 import { readTape } from '../../src/recorder/tape';
 import { createOtlpTelemetry, type OtlpTelemetry, type TelemetryExportError } from '../../src/telemetry';
-import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
+import { type ModelScript, type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { jbx } from './cli';
 import { startTelemetryWorker } from './telemetryWorker';
 
 const SAMPLE_SCRIPT = path.join(__dirname, '../../examples/sample/script.yaml');
 const QUESTION = 'How many times around the Earth is the distance to the Moon?';
+
+/** What each of the sample's four model turns reports it used, in the order the run asks for them. */
+const USAGE = [
+  { input: 212, output: 31 },
+  { input: 263, output: 18 },
+  { input: 301, output: 22 },
+  { input: 340, output: 45 },
+];
+
+/** The sample agent's script with those token counts scripted, so every span can be checked against them. */
+function scriptedUsage(): ModelScript {
+  const script = parse(readFileSync(SAMPLE_SCRIPT, 'utf8')) as ModelScript;
+  script.turns.forEach((t, i) => {
+    t.reply.usage = USAGE[i]!;
+  });
+  return script;
+}
+
+const tokens = (s: JaegerSpan) => {
+  const t = jaegerTags(s);
+  return { input: t['gen_ai.usage.input_tokens'], output: t['gen_ai.usage.output_tokens'] };
+};
 
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; i < 150; i++) {
@@ -48,7 +72,7 @@ describe('GenAI telemetry in a real Jaeger', () => {
 
   beforeAll(async () => {
     jaeger = await startJaeger();
-    model = await startModelServer({ script: SAMPLE_SCRIPT });
+    model = await startModelServer({ script: scriptedUsage() });
     otlp = createOtlpTelemetry({
       url: jaeger.otlpUrl,
       serviceName: 'jukebox-live-test',
@@ -93,10 +117,12 @@ describe('GenAI telemetry in a real Jaeger', () => {
         'gen_ai.request.model': 'gpt-4o-mini',
         'gen_ai.response.model': 'gpt-4o-mini',
       });
-      expect(tags['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
       expect(parent(chat)!.operationName).toBe('RunActivity:llmStep');
       expect(parent(parent(parent(chat)!)!)).toBe(agent);
     }
+    // Each model call carries the token counts its turn reported, in order.
+    const chats = named('chat gpt-4o-mini').sort((a, b) => a.startTime - b.startTime);
+    expect(chats.map(tokens)).toEqual(USAGE);
     expect(named('execute_tool lookup_fact')).toHaveLength(2);
     expect(jaegerTags(named('execute_tool calculate')[0]!)['gen_ai.tool.name']).toBe('calculate');
     // Traces reached Jaeger, so no trace export failed.
@@ -127,7 +153,7 @@ describe('GenAI telemetry in a real Jaeger', () => {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.name': 'researchAgent',
       'gen_ai.agent.id': `${run.workflowId}/${run.runId}`,
-      'gen_ai.usage.input_tokens': run.result.steps.reduce((n, s) => n + (s.inputTokens ?? 0), 0),
+      'gen_ai.usage.input_tokens': 212 + 263 + 301 + 340,
     });
     const chats = named('chat gpt-4o-mini').sort((a, b) => a.startTime - b.startTime);
     expect(chats).toHaveLength(4);
@@ -140,15 +166,13 @@ describe('GenAI telemetry in a real Jaeger', () => {
     const responses = tape.frames.filter((f) => f.kind === 'llm.response');
     expect(chats.map((s) => s.startTime)).toEqual(requests.map((f) => f.recordedAtUs));
     expect(chats.map((s) => s.startTime + s.duration)).toEqual(responses.map((f) => f.recordedAtUs));
-    const llmSteps = run.result.steps.filter((s) => s.kind === 'llm');
+    expect(chats.map(tokens)).toEqual(USAGE);
     chats.forEach((chat, i) => {
       expect(jaegerTags(chat)).toMatchObject({
         'span.kind': 'client',
         'gen_ai.provider.name': 'openai',
         'gen_ai.request.model': 'gpt-4o-mini',
         'gen_ai.response.finish_reasons': JSON.stringify([i === 3 ? 'stop' : 'tool_calls']),
-        'gen_ai.usage.input_tokens': llmSteps[i]!.inputTokens,
-        'gen_ai.usage.output_tokens': llmSteps[i]!.outputTokens,
       });
       expect(jaegerTags(chat)['gen_ai.response.id']).toMatch(/\S/);
     });

@@ -156,7 +156,8 @@ describe('the Shadow Booth saga commit on Temporal', () => {
     const { result, tape } = await run('boothAgent', { stage: stageAll('C-1001'), gates: ['allow-all'] });
     const report = (result as { output: CommitReport }).output;
     expect(report.verdicts).toEqual([{ gate: 'allow-all', ok: true, reason: 'fine' }]);
-    expect(report.files.steps).toBeGreaterThan(0);
+    // Two journal steps: the new notes/ folder and the file in it.
+    expect(report.files).toEqual({ steps: 2, recovered: false });
     expect(report.sql).toMatchObject({ statements: 1, rowsAffected: 1, recovered: false });
     expect(report.mcp).toEqual({ applied: 1, skipped: 0 });
     expect(fs.readFileSync(path.join(demo.workspace, 'notes/refund.txt'), 'utf8')).toBe(

@@ -64,11 +64,19 @@ describe('a run survives a SIGKILLed Temporal server', () => {
     await connection.close();
 
     expect(result.output.answer).toBe(`Done after ${STEPS} lookups.`);
-    // The steps the server had recorded as finished before it died were not sent to the model again.
+    // Every model step reached the model once, in order, except that the one in flight when the server died
+    // may have reached it once more (its result was lost with the server, so Temporal retried it): steps the
+    // server had recorded as finished never again, and no later step twice.
     const served = model.servedTurns().map((t) => t.turnId);
     expect(finishedBeforeKill).toBeGreaterThanOrEqual(2);
-    for (const id of served.slice(0, finishedBeforeKill))
-      expect(served.filter((s) => s === id)).toHaveLength(1);
-    expect(new Set(served).size).toBe(STEPS + 1);
+    const turns = [...Array.from({ length: STEPS }, (_, i) => `turn-${i}`), 'answer'];
+    const allowed = [
+      turns,
+      ...turns
+        .map((id, k) => [...turns.slice(0, k + 1), id, ...turns.slice(k + 1)])
+        .slice(finishedBeforeKill),
+    ];
+    expect(allowed).toContainEqual(served);
+    expect(model.requestCount()).toBe(served.length);
   });
 });

@@ -34,13 +34,13 @@ describe('a request no turn matches', () => {
     const apiError = err as InstanceType<typeof OpenAI.APIError>;
     expect(apiError.status).toBe(400);
     expect(apiError.code).toBe('no_turn_matched');
-    expect(apiError.message).toContain('Model script "weather-flow"');
-    expect(apiError.message).toContain('no turn matched this openai request');
-    expect(apiError.message).toContain('model: "gpt-4o-mini"');
-    expect(apiError.message).toContain('last user message: "Tell me a joke"');
-    expect(apiError.message).toContain('last tool result: "rainy all week"');
-    expect(apiError.message).toContain('plan (wants lastUser containing "weather")');
-    expect(apiError.message).toContain('finish (wants toolResult containing "sunny")');
+    expect(apiError.type).toBe('invalid_request_error');
+    expect(apiError.message).toBe(
+      '400 Model script "weather-flow" (the in-memory script): no turn matched this openai request. ' +
+        'model: "gpt-4o-mini"; last user message: "Tell me a joke"; last tool result: "rainy all week". ' +
+        'Remaining turns: plan (wants lastUser containing "weather"), finish (wants toolResult containing "sunny"). ' +
+        'Add a turn whose match holds for this request, or loosen a match.',
+    );
   });
 
   it('fails through the Anthropic SDK as a 400 APIError, and lists only turns not yet used', async () => {
@@ -58,14 +58,13 @@ describe('a request no turn matches', () => {
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     const apiError = err as InstanceType<typeof Anthropic.APIError>;
     expect(apiError.status).toBe(400);
-    const message = apiError.apiMessage ?? '';
-    expect(message).toContain('no turn matched this anthropic request');
-    expect(message).toContain('model: "claude-haiku-4-5"');
-    expect(message).toContain('last user message: "the weather again?"');
-    expect(message).toContain('last tool result: (none)');
-    expect(message).toContain('Remaining turns: finish (wants toolResult containing "sunny")');
-    expect(message).toContain('1 turn(s) already used');
-    expect(message).not.toContain('plan (');
+    expect(apiError.type).toBe('invalid_request_error');
+    expect(apiError.apiMessage).toBe(
+      'Model script "weather-flow" (the in-memory script): no turn matched this anthropic request. ' +
+        'model: "claude-haiku-4-5"; last user message: "the weather again?"; last tool result: (none). ' +
+        'Remaining turns: finish (wants toolResult containing "sunny"); 1 turn(s) already used (a turn is used once unless repeat: true). ' +
+        'Add a turn whose match holds for this request, or loosen a match.',
+    );
   });
 
   it('counts the unmatched request but serves no turn for it', async () => {

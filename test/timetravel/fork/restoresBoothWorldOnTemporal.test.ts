@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import knexFactory from 'knex';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinition } from '../../../src/agent/tools';
@@ -190,7 +191,19 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
       },
     );
     const parentResult = await handle.result().catch((e: unknown) => e);
-    expect(parentResult).toBeInstanceOf(Error);
+    // The run failed with publish's own error, typed, through the activity that raised it.
+    expect(parentResult).toBeInstanceOf(WorkflowFailedError);
+    const activity = (parentResult as WorkflowFailedError).cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    expect((activity as ActivityFailure).activityType).toBe('toolStep');
+    const cause = (activity as ActivityFailure).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect(cause).toMatchObject({
+      type: 'JukeboxError',
+      message: 'the publishing service is down (test)',
+      nonRetryable: true,
+      details: [{ code: 'PUBLISH_DOWN' }],
+    });
     const { tapeFile: parentTape } = await captureRunHistory(handle, tapeDir);
     const p = readTimeline(parentTape);
     expect(p.steps.map((s) => (s.kind === 'tool' ? s.toolName : 'llm'))).toEqual([
@@ -203,7 +216,12 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
       'llm',
       'publish',
     ]);
-    expect(p.steps[7]!.error).toBeDefined();
+    expect(p.steps[7]!.error).toEqual({
+      name: 'JukeboxError',
+      code: 'PUBLISH_DOWN',
+      message: 'the publishing service is down (test)',
+      nonRetryable: true,
+    });
     const frameKinds = p.tape.frames.map((f) => f.kind);
     // report.txt, mkdir notes, notes/plan.md
     expect(frameKinds.filter((k) => k === 'fs.mutation')).toHaveLength(3);
@@ -277,14 +295,23 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
       reason: string;
       discarded: { files: string[]; sql: string[] };
     }[];
-    expect(discarded).toHaveLength(1);
-    expect(discarded[0]!.reason).toContain('completed without ctx.commit()');
     // (notes/ exists on today's disk, so creating it is no change.)
-    expect(discarded[0]!.discarded.files.map((x) => x.split(':')[0])).toEqual([
-      'write notes/plan.md',
-      'write report.txt',
+    expect(discarded).toEqual([
+      {
+        activityId: '8',
+        attempt: 1,
+        part: 'all',
+        reason: 'the run completed without ctx.commit(), so what it staged was discarded',
+        discarded: {
+          files: [
+            'write notes/plan.md: 21 -> 23 bytes, mode 644, +1 -1 lines',
+            'write report.txt: 20 -> 33 bytes, mode 644, +1 -1 lines',
+          ],
+          mcp: [],
+          sql: [`${UPDATE} []`, `${INSERT} []`],
+        },
+      },
     ]);
-    expect(discarded[0]!.discarded.sql).toHaveLength(2);
 
     // Now the table the parent wrote changes for real: replaying its statements on today's rows would make a
     // world the parent never saw, so a new fork refuses before any step goes live, and touches nothing.
@@ -298,8 +325,22 @@ describe('a fork on Temporal starts from the parent’s staged Shadow Booth worl
       taskQueue: env.taskQueue,
       tapeDir,
     });
-    expect(refused.error).toMatch(/tables notes have changed since/);
-    expect(refused.error).toMatch(/fork at a step before its first SQL write/);
+    const why =
+      `the parent run ${parentTape} staged SQL against a database whose tables notes have changed since; ` +
+      'the tape holds its statements, not its starting rows, so its staged state cannot be restored. ' +
+      'Restore the database to the state the parent started from, or fork at a step before its first SQL write.';
+    expect(refused.error).toBe(`Workflow execution failed: Activity task failed: ${why}: ${why}`);
+    const failed = await refused.handle.result().catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(WorkflowFailedError);
+    const step = (failed as WorkflowFailedError).cause;
+    expect(step).toBeInstanceOf(ActivityFailure);
+    expect((step as ActivityFailure).cause).toBeInstanceOf(ApplicationFailure);
+    expect((step as ActivityFailure).cause).toMatchObject({
+      type: 'ForkWorldChangedError',
+      message: why,
+      nonRetryable: true,
+      details: [{ code: 'FORK_WORLD_CHANGED' }],
+    });
     expect(model.requestCount()).toBe(0);
     expect(await realRows()).toEqual([{ id: 1, body: 'changed today' }]);
     expect(real('report.txt')).toBe('report edited today\n');
