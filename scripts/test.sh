@@ -21,6 +21,8 @@ echo "== Temporal server on PostgreSQL, S3 gateway"
 npx tsx scripts/temporal-postgres.ts install
 npx tsx scripts/object-store.ts install
 npx tsx scripts/jaeger.ts install
+# The Compose Specification's validator (compose-go's cmd), which checks docker-compose.yml without Docker.
+npx tsx scripts/compose-spec.ts install
 echo "== breaker embedding model"
 bash scripts/embedding-model.sh >/dev/null
 echo "== vitest"
