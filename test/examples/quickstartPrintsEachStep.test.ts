@@ -1,13 +1,15 @@
 /**
  * The quickstart itself, as a user runs it: its three runs print each step, in order: the $120 refund commits,
  * the $750 refund is refused with the world unchanged, and the $750 refund whose gate asks a person waits, is
- * approved by `jbx approve` as the reviewer, and commits.
+ * approved by `jbx approve` as the reviewer, and commits. Then its tapes replay offline as a user would replay
+ * them: in place with nothing configured, and packed by `jbx bundle` into a folder of their own.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runJbx } from '../timetravel/replay/jbx';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -46,11 +48,14 @@ function inOrder(text: string, parts: Array<string | RegExp>): string[] {
 }
 
 describe('the quickstart', () => {
-  it('prints its three runs step by step: commit, refusal, and a refund a reviewer approves with jbx approve', async () => {
+  it('prints its three runs step by step: commit, refusal, and a refund a reviewer approves with jbx approve; its tapes replay offline in place and bundled', {
+    timeout: 300_000,
+  }, async () => {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jbx-quickstart-'));
+    const tapes = path.join(base, 'tapes');
     const { code, out } = await runQuickstart({
       JUKEBOX_QUICKSTART_DIR: path.join(base, 'accounting'),
-      JUKEBOX_TAPE_DIR: path.join(base, 'tapes'),
+      JUKEBOX_TAPE_DIR: tapes,
     });
     expect(code, out).toBe(0);
     expect(
@@ -79,5 +84,46 @@ describe('the quickstart', () => {
       ]),
       out,
     ).toEqual([]);
+
+    // In place, from an empty folder with no network: the workflow code the worker stored by hash beside them.
+    const empty = path.join(base, 'empty');
+    fs.mkdirSync(empty);
+    const files = fs
+      .readdirSync(tapes)
+      .filter((f) => f.endsWith('.jbx'))
+      .sort();
+    expect(files).toHaveLength(3);
+    const inPlace = await runJbx(['replay', tapes], { offline: true, cwd: empty });
+    expect(inPlace.code, inPlace.stderr).toBe(0);
+    const lines = inPlace.stdout.trim().split('\n');
+    expect(lines.slice(0, -1).sort()).toEqual(
+      files.map((f) =>
+        expect.stringMatching(
+          new RegExp(
+            `^match +\\S*${f.replace(/[.]/g, '\\.')} +accountingAgent: 8/8 steps, .*\\(stored code\\)$`,
+          ),
+        ),
+      ),
+    );
+    expect(lines.at(-1)).toMatch(/^3 tapes: 3 match, 0 diverged, 0 could not be replayed, 0 unsealed /);
+
+    // Packed by `jbx bundle` (which fetches each run's history from the server), then replayed in a folder that
+    // holds nothing else, with no network.
+    const bundles = path.join(base, 'bundles');
+    fs.mkdirSync(bundles);
+    for (const f of files) {
+      const b = await runJbx(['bundle', path.join(tapes, f), '-o', path.join(bundles, `${f}b`)], {
+        env: { JUKEBOX_TAPE_DIR: tapes },
+      });
+      expect(b.code, b.stderr).toBe(0);
+    }
+    const packed = await runJbx(['replay', '.', '--json'], { offline: true, cwd: bundles });
+    expect(packed.code, packed.stderr).toBe(0);
+    const report = JSON.parse(packed.stdout) as {
+      results: { file: string; status: string; steps: number; code: { source: string } }[];
+    };
+    expect(report.results.map((r) => [path.basename(r.file), r.status, r.steps, r.code.source])).toEqual(
+      files.map((f) => [`${f}b`, 'match', 8, 'bundle']),
+    );
   });
 });
