@@ -14,7 +14,7 @@ import { codeDirFor, findWorkflowCode } from '../bundle/codeStore';
 import { loadGates, loadRestaging, locateAgent } from './agentLocator';
 import { AgentCodeNotFoundError, ReplayCodeMissingError } from './errors';
 import { loadProjectConfig, type ProjectConfig } from './projectConfig';
-import type { ReplayWorld, Restaging } from './restaging';
+import { type ReplayWorld, Restaging } from './restaging';
 
 export interface AgentCode {
   agent: AgentDefinition<unknown, unknown>;
@@ -74,7 +74,7 @@ function project(dir: string | undefined) {
 }
 
 async function fromProject(workflowType: string, dir: string | undefined): Promise<AgentCode> {
-  const { config, gates } = await project(dir);
+  const { config, gates, restaging } = await project(dir);
   const located = await locateAgent(workflowType, config);
   return {
     agent: located.agent,
@@ -82,6 +82,12 @@ async function fromProject(workflowType: string, dir: string | undefined): Promi
     module: located.module,
     config,
     ...(gates ? { gates } : {}),
+    ...(restaging
+      ? {
+          restage: (run: { workflowId: string; runId: string }) =>
+            Restaging.open(restaging.tools, restaging.world, run),
+        }
+      : {}),
   };
 }
 

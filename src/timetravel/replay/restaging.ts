@@ -88,6 +88,17 @@ export function stagedDivergence(b: BoothStep, actual: BoothChangeSet): Divergen
  * The scratch booth a replay stages in. `run` names the recorded run: the booth's run key (tools use it in
  * idempotency ids, e.g. the accounting notification id) is then the one the recording had.
  */
+// The booth (knex, MCP clients) loads only for a replay that stages again, not for every offline replay.
+// `require` under tsx and in the built package; hosts whose require cannot load TypeScript (vitest) take import().
+type BoothModule = typeof import('../../booth/shadowBooth');
+async function loadBooth(): Promise<BoothModule> {
+  try {
+    return require('../../booth/shadowBooth') as BoothModule;
+  } catch {
+    return await import('../../booth/shadowBooth');
+  }
+}
+
 export class Restaging {
   private step = 0;
 
@@ -106,8 +117,7 @@ export class Restaging {
     const scratch = mkdtempSync(path.join(os.tmpdir(), 'jbx-restage-'));
     try {
       const config = await world(path.join(scratch, 'world'));
-      // The booth (knex, MCP clients) loads only for a replay that stages again, not for every offline replay.
-      const { BoothRuntime } = require('../../booth/shadowBooth') as typeof import('../../booth/shadowBooth');
+      const { BoothRuntime } = await loadBooth();
       const runtime = new BoothRuntime({ ...config, stagingRoot: path.join(scratch, 'staging') });
       return new Restaging(runtime, new Map(tools.map((t) => [t.spec.name, t])), run, scratch);
     } catch (err) {
