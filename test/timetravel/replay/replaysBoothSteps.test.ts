@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountingOutput, accountingAgent } from '../../../examples/accounting/agent';
 import { gates, refundThresholdGate } from '../../../examples/accounting/gates';
@@ -9,6 +12,7 @@ import { GateRefusedError } from '../../../src/booth/verifiers';
 import { ReplayedStepError, readTimeline, replayTape } from '../../../src/timetravel/replay';
 import { Restaging } from '../../../src/timetravel/replay/restaging';
 import { type AccountingTapes, REJECTION, recordAccountingRuns, VERIFIER_DOWN } from './accountingRuns';
+import { runJbx } from './jbx';
 
 type Input = { request: string };
 
@@ -277,5 +281,59 @@ describe('offline replay of runs that commit or roll back', () => {
     expect(err.part).toBe('approval');
     expect(err.approval).toMatchObject({ outcome: 'rejected', by: 'reviewer', note: REJECTION });
     expect(err.reason).toBe(`rejected by reviewer: ${REJECTION}`);
+  });
+
+  it('runs that rolled back, packed by jbx bundle with no network, replay from an empty folder under unshare -n', {
+    timeout: 300_000,
+  }, async () => {
+    const work = mkdtempSync(path.join(os.tmpdir(), 'jbx-booth-bundles-'));
+    try {
+      const bundles = path.join(work, 'bundles');
+      mkdirSync(bundles);
+      // The runs that rolled back (the quickstart's own tapes are bundled by the quickstart's test).
+      const names: (keyof AccountingTapes)[] = ['partFailed', 'rejected', 'verifierFailed'];
+      for (const name of names) {
+        const b = await runJbx(['bundle', tapes[name], '-o', path.join(bundles, `${name}.jbxb`)], {
+          offline: true,
+          cwd: work,
+        });
+        expect(b.code, b.stderr).toBe(0);
+      }
+      const r = await runJbx(['replay', '.', '--json'], { offline: true, cwd: bundles });
+      const report = JSON.parse(r.stdout) as {
+        results: {
+          file: string;
+          status: string;
+          steps: number;
+          replayed: number;
+          recordedOutcome: string;
+          code: { source: string };
+        }[];
+      };
+      expect(r.code, r.stderr).toBe(0);
+      expect(
+        report.results.map((x) => [
+          path.basename(x.file, '.jbxb'),
+          x.status,
+          x.replayed,
+          x.steps,
+          x.recordedOutcome,
+          x.code.source,
+        ]),
+      ).toEqual(
+        names.map((name) => [name, 'match', 8, 8, name === 'partFailed' ? 'failed' : 'completed', 'bundle']),
+      );
+      // The verifier's failure comes back from the bundle as the run saw it.
+      const one = await runJbx(['replay', 'verifierFailed.jbxb', '--json'], { offline: true, cwd: bundles });
+      expect(one.code, one.stderr).toBe(0);
+      expect(JSON.parse(one.stdout).output).toMatchObject({
+        committed: false,
+        verdicts: [
+          { gate: 'refund-threshold', ok: false, reason: `the gate itself failed (${VERIFIER_DOWN})` },
+        ],
+      });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 });
