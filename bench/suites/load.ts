@@ -131,7 +131,16 @@ async function startWorkerProcess(config: LoadWorkerConfig): Promise<WorkerProce
   const root = path.join(__dirname, '../..');
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(root, 'bench/load/workerProcess.ts'), JSON.stringify(config)],
+    [
+      // JUKEBOX_BENCH_LOAD_CPU_PROF=DIR: each worker writes a V8 CPU profile there when it exits.
+      ...(process.env.JUKEBOX_BENCH_LOAD_CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.JUKEBOX_BENCH_LOAD_CPU_PROF}`]
+        : []),
+      '--import',
+      'tsx',
+      path.join(root, 'bench/load/workerProcess.ts'),
+      JSON.stringify(config),
+    ],
     { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   let out = '';
@@ -376,8 +385,11 @@ function bound(floor: Measured, agent: Measured): string {
     .map(([name, k]) => ({ name, ms: step(a, k) - step(f, k) }))
     .sort((x, y) => y.ms - x.ms);
   const used = (m: Measured) => `${((100 * stepsPerSecond(m)) / cpuCeiling(m)).toFixed(0)}%`;
+  const cpu = (m: Measured) => perStep(m.workerCpuMs + m.serverCpuMs + m.modelCpuMs, m).toFixed(1);
   return (
     `  bound: Jukebox runs at ${used(agent)} of the steps/s the CPU allows it, the floor at ${used(floor)}; ` +
+    `CPU a step (worker + dev server + model server) ${cpu(agent)} ms against ${cpu(floor)} ms, so with the CPU ` +
+    `the limit on both sides the ratio is at most ${(cpuCeiling(agent) / cpuCeiling(floor)).toFixed(2)}; ` +
     `a Jukebox step's cycle is ${(step(a, 'totalMs') - step(f, 'totalMs')).toFixed(0)} ms longer than the floor's, ` +
     growth.map((g) => `${g.name} ${g.ms >= 0 ? '+' : ''}${g.ms.toFixed(0)} ms`).join(', ')
   );
@@ -415,85 +427,60 @@ function rows(
   agent: Measured,
   verdict: readonly string[],
 ): BenchResult[] {
-  const name = (what: string) => `load ${runs}: ${what}`;
   const note =
     `${runs} concurrent runs of ${ACTIVITIES} steps on one worker process, ${rounds} round(s) a side; ` +
     `load average ${agent.load[0].toFixed(1)}-${agent.load[1].toFixed(1)}`;
+  // The table's load column: the 1-minute load average over both sides' measurements (start and end).
+  const load1m = (agent.load[0] + agent.load[1] + floor.load[0] + floor.load[1]) / 4;
+  /** One figure of both sides: Jukebox's, and the floor's as its peer. */
+  const vsFloor = (
+    what: string,
+    unit: string,
+    figure: (m: Measured) => number,
+    before = '',
+  ): BenchResult => ({
+    ...result(
+      `load ${runs}: ${what}`,
+      figure(agent),
+      unit,
+      'plain Temporal',
+      figure(floor),
+      `${before}${note}`,
+    ),
+    load1m,
+  });
   const ratioVerdict = verdict.find((v) => v.includes('steps/s ratio'));
   return [
-    result(
-      name('runs completed'),
-      agent.completed,
-      'runs',
-      'plain Temporal',
-      floor.completed,
-      `of ${agent.runs}; ${note}`,
-    ),
-    result(
-      name('runs lost'),
-      agent.runs - agent.completed,
-      'runs',
-      'plain Temporal',
-      floor.runs - floor.completed,
-      `target 0; ${note}`,
-    ),
-    result(
-      name('steps per second'),
-      stepsPerSecond(agent),
-      'steps/s',
-      'plain Temporal',
-      stepsPerSecond(floor),
-      `${ratioVerdict ? `${ratioVerdict}; ` : ''}${note}`,
-    ),
-    result(
-      name('step latency p50'),
-      percentile(agent.stepMs, 50),
-      'ms',
-      'plain Temporal',
-      percentile(floor.stepMs, 50),
-      note,
-    ),
-    result(
-      name('step latency p99'),
-      percentile(agent.stepMs, 99),
-      'ms',
-      'plain Temporal',
-      percentile(floor.stepMs, 99),
-      note,
-    ),
-    result(
-      name('worker peak open files'),
-      agent.peakFds,
+    vsFloor('runs completed', 'runs', (m) => m.completed, `of ${agent.runs}; `),
+    vsFloor('runs lost', 'runs', (m) => m.runs - m.completed, 'target 0; '),
+    vsFloor('steps per second', 'steps/s', stepsPerSecond, ratioVerdict ? `${ratioVerdict}; ` : ''),
+    vsFloor('step latency p50', 'ms', (m) => percentile(m.stepMs, 50)),
+    vsFloor('step latency p99', 'ms', (m) => percentile(m.stepMs, 99)),
+    vsFloor(
+      'worker peak open files',
       'fds',
-      'plain Temporal',
-      floor.peakFds,
-      `tape files at most ${agent.peakTapeFiles} (maxOpenTapes ${MAX_OPEN_TAPES}); ${note}`,
+      (m) => m.peakFds,
+      `tape files at most ${agent.peakTapeFiles} (maxOpenTapes ${MAX_OPEN_TAPES}); `,
     ),
-    result(name('worker peak RSS'), agent.peakRssMiB, 'MiB', 'plain Temporal', floor.peakRssMiB, note),
-    result(
-      name('worker CPU a step'),
-      perStep(agent.workerCpuMs, agent),
-      'ms',
-      'plain Temporal',
-      perStep(floor.workerCpuMs, floor),
-      note,
-    ),
-    result(
-      name('steps/s the CPU allows'),
-      cpuCeiling(agent),
+    vsFloor('worker peak RSS', 'MiB', (m) => m.peakRssMiB),
+    vsFloor('worker CPU a step', 'ms', (m) => perStep(m.workerCpuMs, m)),
+    vsFloor(
+      'steps/s the CPU allows',
       'steps/s',
-      'plain Temporal',
-      cpuCeiling(floor),
-      `cores / (worker + dev server + model server CPU a step); the shared dev server's CPU includes other clients'; ${note}`,
+      cpuCeiling,
+      "cores / (worker + dev server + model server CPU a step); the shared dev server's CPU includes other clients'; ",
     ),
-    result(
-      name('model requests'),
-      agent.modelRequests,
-      'requests',
-      'expected',
-      agent.runs * (STEPS + 1),
-      note,
-    ),
+    {
+      ...result(
+        `load ${runs}: model requests`,
+        agent.modelRequests,
+        'requests',
+        'expected',
+        agent.runs * (STEPS + 1),
+        note,
+      ),
+      load1m,
+    },
   ];
 }
 
