@@ -254,23 +254,24 @@ describe('decisions in replay and forks', () => {
     expect(model.requestCount()).toBe(served);
   });
 
-  it('a fork after the approval step takes the decision over; a fork at it asks again', async () => {
+  it('a fork after the approval step takes the decision over; a fork at it or before it asks again', async () => {
     const parent = await tools({
       calls: [
-        { tool: 'stage_file', args: { path: 'plan.txt', content: 'draft plan' }, approval: true },
         { tool: 'stage_file', args: { path: 'notes.txt', content: 'notes' } },
+        { tool: 'stage_file', args: { path: 'plan.txt', content: 'draft plan' }, approval: true },
+        { tool: 'stage_file', args: { path: 'summary.txt', content: 'summary' } },
       ],
       commit: true,
     });
-    await waitForApproval(parent);
+    expect(await waitForApproval(parent)).toMatchObject({ id: 's1-1', step: 1 });
     await approve(parent, { by: 'lead', args: { path: 'plan.txt', content: 'approved plan' } });
     await parent.result();
     const parentTape = await tapeFile(parent);
 
-    // Forked at step 1: step 0 and its decision come from the parent; nothing waits for anyone.
-    const after = await startFork({ parentTape, atStep: 1, ...where() });
+    // Forked at step 2: steps 0 and 1, and the decision at step 1, come from the parent; nothing waits for anyone.
+    const after = await startFork({ parentTape, atStep: 2, ...where() });
     const out = (await after.handle.result()) as { output: ApprovalScenarioResult };
-    expect(out.output.results).toEqual([{ output: 'staged' }, { output: 'staged' }]);
+    expect(out.output.results).toEqual([{ output: 'staged' }, { output: 'staged' }, { output: 'staged' }]);
     expect(await pendingApproval(after.handle)).toBeNull();
     const forkTape = readTape(path.join(tapes, tapeFileName(after.workflowId, after.runId)));
     const frames = forkTape.frames
@@ -279,7 +280,7 @@ describe('decisions in replay and forks', () => {
     expect(frames).toEqual([
       expect.objectContaining({
         event: 'decision',
-        id: 's0-1',
+        id: 's1-1',
         by: 'lead',
         inheritedFrom: readTape(parentTape).header.tapeId,
       }),
@@ -287,8 +288,9 @@ describe('decisions in replay and forks', () => {
     expect(
       forkTape.frames.filter((f) => f.kind === 'tool.call').map((f) => (f.payload as { args: unknown }).args),
     ).toEqual([
-      { path: 'plan.txt', content: 'approved plan' },
       { path: 'notes.txt', content: 'notes' },
+      { path: 'plan.txt', content: 'approved plan' },
+      { path: 'summary.txt', content: 'summary' },
     ]);
     // The fork's own tape replays offline too, its inherited decision answered from it.
     expect(
@@ -297,12 +299,45 @@ describe('decisions in replay and forks', () => {
       status: 'match',
     });
 
-    // Forked at step 0: the approval step runs live, so it asks again, with the arguments as the agent asks them.
-    const at = await startFork({ parentTape, atStep: 0, ...where() });
-    const asked = await waitForApproval(at.handle);
-    expect(asked).toMatchObject({ id: 's0-1', kind: 'tool', subject: { args: { content: 'draft plan' } } });
-    await reject(at.handle, { by: 'lead', reason: 'not again' });
-    const again = (await at.handle.result()) as { output: ApprovalScenarioResult };
-    expect(again.output.results[0]).toMatchObject({ error: 'APPROVAL_REJECTED' });
+    // Forked at the approval's step, or before it: that step runs live, so it asks again, with the arguments as
+    // the agent asks them, and nothing of the parent's decision is taken over.
+    for (const [atStep, verdict] of [
+      [1, 'reject'],
+      [0, 'approve'],
+    ] as const) {
+      const fork = await startFork({ parentTape, atStep, ...where() });
+      const asked = await waitForApproval(fork.handle);
+      expect(asked, `fork at ${atStep}`).toMatchObject({
+        id: 's1-1',
+        step: 1,
+        kind: 'tool',
+        subject: { args: { path: 'plan.txt', content: 'draft plan' } },
+      });
+      if (verdict === 'reject') await reject(fork.handle, { by: 'lead', reason: 'not again' });
+      else await approve(fork.handle, { by: 'second-reviewer' });
+      const result = ((await fork.handle.result()) as { output: ApprovalScenarioResult }).output;
+      const tape = readTape(path.join(tapes, tapeFileName(fork.workflowId, fork.runId)));
+      const decisions = tape.frames
+        .filter((f) => f.kind === 'approval')
+        .map((f) => f.payload as Record<string, unknown>);
+      expect(
+        decisions.map((d) => [d.event, d.id, d.by ?? null, d.inheritedFrom ?? null]),
+        `fork at ${atStep}`,
+      ).toEqual([
+        ['request', 's1-1', null, null],
+        ['decision', 's1-1', verdict === 'reject' ? 'lead' : 'second-reviewer', null],
+      ]);
+      if (verdict === 'reject') expect(result.results[1]).toMatchObject({ error: 'APPROVAL_REJECTED' });
+      else {
+        expect(result.results).toEqual([{ output: 'staged' }, { output: 'staged' }, { output: 'staged' }]);
+        // Approved as asked: the draft, not the parent's edited plan, is what this timeline staged.
+        expect(
+          tape.frames
+            .filter((f) => f.kind === 'tool.call')
+            .map((f) => (f.payload as { args: { path: string; content: string } }).args)
+            .find((a) => a.path === 'plan.txt'),
+        ).toEqual({ path: 'plan.txt', content: 'draft plan' });
+      }
+    }
   });
 });
