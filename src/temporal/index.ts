@@ -63,7 +63,7 @@ export {
   DEFAULT_PAYLOAD_SIZE_THRESHOLD,
   jukeboxDataConverter,
 } from './content/dataConverter';
-export { claimOf, payloadJson, resolvePayload } from './content/historyPayloads';
+export { claimOf, inlineHistoryContent, payloadJson, resolvePayload } from './content/historyPayloads';
 export { type CodeCheck, checkAgentCode, describeCodeCheck } from './worker/codeCheck';
 export {
   createJukeboxWorker,

@@ -6,9 +6,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { hashBundleCode } from '../../recorder/agentCodeHash';
+import { contentStoreOfTapeDir } from '../../recorder/content';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { openTape, TapeError } from '../../recorder/tape';
-import { fetchHistoryBesideTape, hasStoredHistory, loadStoredHistory } from '../../temporal';
+import {
+  fetchHistoryBesideTape,
+  hasStoredHistory,
+  inlineHistoryContent,
+  loadStoredHistory,
+} from '../../temporal';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
@@ -68,8 +74,15 @@ async function history(
       sidecar.history,
       `it was stored for workflow ${sidecar.workflowId} run ${sidecar.runId}`,
     );
-  // The stored file's own bytes (loadStoredHistory checked their hash), not a re-encoding.
-  return { bytes: readFileSync(path.join(path.dirname(tapeFile), sidecar.history)) };
+  // The stored file's own bytes (loadStoredHistory checked their hash); payloads the run's content store holds by
+  // reference are put back in place, so the bundle replays with --temporal where that store is out of reach.
+  const stored = readFileSync(path.join(path.dirname(tapeFile), sidecar.history));
+  const { bytes, inlined } = await inlineHistoryContent(
+    stored,
+    contentStoreOfTapeDir(path.dirname(tapeFile)),
+  );
+  if (inlined) info(`${inlined} payload(s) the history held by reference are included in it`);
+  return { bytes };
 }
 
 export const bundleCommand: CommandSpec = {

@@ -5,6 +5,7 @@
  */
 import type { Payload } from '@temporalio/common';
 import { StorageDriverClaim } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { ContentStore } from '../../recorder/content';
 import { CONTENT_DRIVER_NAME, ContentDriver } from './contentDriver';
 
@@ -39,4 +40,38 @@ export async function payloadJson(
   if (!payload) return undefined;
   const p = await resolvePayload(payload, content);
   return JSON.parse(decoder.decode(p.data ?? new Uint8Array()));
+}
+
+function isPayload(v: Record<string, unknown>): v is Payload & Record<string, unknown> {
+  return v.data instanceof Uint8Array && typeof v.metadata === 'object' && v.metadata !== null;
+}
+
+/**
+ * A stored history (protobuf bytes) with every claim of Jukebox's driver replaced by the payload it stands for,
+ * read from `content`: a history that replays with no content store, as a bundle must for whoever receives it.
+ * Bytes without claims come back as they are.
+ */
+export async function inlineHistoryContent(
+  bytes: Uint8Array,
+  content: ContentStore,
+): Promise<{ bytes: Uint8Array; inlined: number }> {
+  const history = temporal.api.history.v1.History.decode(bytes);
+  let inlined = 0;
+  const visit = async (node: unknown): Promise<void> => {
+    if (typeof node !== 'object' || node === null || node instanceof Uint8Array) return;
+    const entries: [string | number, unknown][] = Array.isArray(node)
+      ? node.map((v, i) => [i, v])
+      : Object.entries(node);
+    for (const [key, v] of entries) {
+      if (typeof v !== 'object' || v === null || v instanceof Uint8Array) continue;
+      const value = v as Record<string, unknown>;
+      if (isPayload(value) && claimOf(value)) {
+        (node as Record<string | number, unknown>)[key] = await resolvePayload(value, content);
+        inlined++;
+      } else await visit(value);
+    }
+  };
+  await visit(history);
+  if (inlined === 0) return { bytes, inlined };
+  return { bytes: temporal.api.history.v1.History.encode(history).finish(), inlined };
 }

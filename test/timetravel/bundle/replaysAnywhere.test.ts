@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { researchTools } from '../../../examples/sample/tools';
 import { localEndpoints } from '../../../src/llm';
 import { blake3 } from '../../../src/recorder/tape';
-import { captureRunHistory, startAgent } from '../../../src/temporal';
+import { captureRunHistory, claimOf, loadStoredHistory, startAgent } from '../../../src/temporal';
 import { type ModelServer, startModelServer } from '../../../src/testing/modelserver';
 import {
   BundleCorruptError,
@@ -58,6 +58,14 @@ import { moonAgent as definition } from './agent';
 
 export const moonAgent = agentWorkflow(definition);
 `;
+
+/** The payloads of a history that are claims on a content store rather than values. */
+function claims(node: unknown): number {
+  if (typeof node !== 'object' || node === null || node instanceof Uint8Array) return 0;
+  const v = node as Record<string, unknown>;
+  if (v.data instanceof Uint8Array && typeof v.metadata === 'object' && claimOf(v as never)) return 1;
+  return Object.values(v).reduce<number>((n, x) => n + claims(x), 0);
+}
 
 describe('a .jbxb bug report replays anywhere', () => {
   const work = mkdtempSync(path.join(os.tmpdir(), 'jbx-bundle-'));
@@ -114,6 +122,11 @@ describe('a .jbxb bug report replays anywhere', () => {
     expect(m.parts.map((p) => p.kind)).toEqual(['tape', 'history', 'workflowCode']);
     expect(m.workflowCode.hash).toBe(m.tape.agentCodeHash);
     expect(m.parts[0]!.bytes).toBe(readFileSync(tape).length);
+    // The run's large payloads are in its content store, the history holding claims on them; the bundle's history
+    // holds the payloads themselves, so Temporal's replayer needs no store where it is received.
+    expect(claims(loadStoredHistory(tape).history)).toBeGreaterThan(0);
+    expect(claims(openBundle(report).history)).toBe(0);
+    expect(openBundle(report).history?.events).toHaveLength(loadStoredHistory(tape).history.events!.length);
   });
 
   it('replays offline and with --temporal from an empty folder, with no agent source and no network', async () => {
