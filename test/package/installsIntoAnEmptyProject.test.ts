@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesMentioning } from '../support/processes';
 import { buildIfStale, ROOT, type Run, run, startUntil, stop, userEnv } from './packedProject';
 
 const HELLO_ACTIVITIES = `export async function greet(name: string): Promise<string> {
@@ -148,6 +149,8 @@ describe('the packed package in an empty project', () => {
     } finally {
       await stop(view.child);
     }
+    // The server npx started ends with it (npx alone exiting left it running).
+    expect(processesMentioning(path.join(app, 'node_modules/.bin/jbx view'))).toEqual([]);
   });
 
   it('jbx bundle makes a report that replays in another empty folder', async () => {

@@ -60,7 +60,22 @@ export async function buildIfStale(): Promise<void> {
   if (r.code !== 0) throw new Error(`npm run build failed:\n${r.stdout}\n${r.stderr}`);
 }
 
-/** Starts a long-running process and resolves once a line of its output matches `ready`. */
+/**
+ * Signals a started process and everything it started: `npx jbx view` and `npm run worker` are npm processes
+ * whose node child would outlive a signal to npm alone.
+ */
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-child.pid!, signal);
+  } catch {
+    // the group is gone already
+  }
+}
+
+/**
+ * Starts a long-running process in a process group of its own and resolves once a line of its output matches
+ * `ready`; `stop` ends the whole group.
+ */
 export function startUntil(
   cmd: string,
   args: string[],
@@ -69,11 +84,11 @@ export function startUntil(
   ready: RegExp,
   timeoutMs = 120_000,
 ): Promise<{ child: ChildProcess; match: RegExpMatchArray; output: () => string }> {
-  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      signalGroup(child, 'SIGKILL');
       reject(new Error(`${cmd} ${args.join(' ')} was not ready after ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
     const onData = (d: Buffer) => {
@@ -94,10 +109,12 @@ export function startUntil(
 }
 
 export async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGINT');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  if (!child) return;
+  const exited = child.exitCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', r));
+  signalGroup(child, 'SIGINT');
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), 10_000);
   await exited;
   clearTimeout(timer);
+  // npm may exit before its child has: whatever is left of the group goes too.
+  signalGroup(child, 'SIGKILL');
 }
