@@ -3,7 +3,8 @@
  * `jbx replay` of a recorded 51-step run, against a `node -e 0` process in the same run. Beside each figure:
  * the machine's load average while it was measured, and where the process's time went (Node's own start-up,
  * the time spent loading modules, the modules loaded, the rest), so a figure over its target shows its floor.
- * JBX_BENCH_CLI_RUNS sets the processes timed per row (default 10).
+ * JBX_BENCH_CLI_RUNS sets the processes timed per row (default 10); JBX_BENCH_TAPE replays that tape instead of
+ * recording one (its code must be stored beside it, as a recording worker keeps it).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -41,9 +42,9 @@ interface ProcessTimes {
   load1m: number;
 }
 
-function wallOnce(argv: string[]): number {
+function wallOnce(argv: string[], env: NodeJS.ProcessEnv = process.env): number {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const r = spawnSync(process.execPath, argv, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', env });
   if (r.status !== 0) throw new Error(`node ${argv.join(' ')} exited ${r.status}: ${r.stderr}`);
   return performance.now() - t0;
 }
@@ -145,9 +146,30 @@ export const cliSuite: BenchSuite = {
       const nodeMs = median(Array.from({ length: RUNS }, () => wallOnce(['-e', '0'])));
       const help = timeProcess(['--help'], RUNS, dir);
       const replay = timeProcess(['replay', tape, '--json'], RUNS, dir);
+      // The same replay with and without V8's code cache of the stored workflow bundle, alternated so both see
+      // the same load: what compiling the bundle costs each time.
+      const uncachedEnv = { ...process.env, JUKEBOX_CODE_CACHE_DIR: 'off' };
+      const load1m = os.loadavg()[0]!;
+      const argv = [JBX_BIN, 'replay', tape, '--json'];
+      const cachedRuns: number[] = [];
+      const uncachedRuns: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        cachedRuns.push(wallOnce(argv));
+        uncachedRuns.push(wallOnce(argv, uncachedEnv));
+      }
+      const uncached = result(
+        `jbx replay of the ${steps}-step tape, stored code compiled from its cache`,
+        median(cachedRuns),
+        'ms',
+        'the same, JUKEBOX_CODE_CACHE_DIR=off (alternated)',
+        median(uncachedRuns),
+        `load ${load1m.toFixed(1)}`,
+      );
+      uncached.load1m = load1m;
       return [
         ...rows('jbx --help', help, nodeMs, 150),
         ...rows(`jbx replay of the ${steps}-step tape (the run's stored code)`, replay, nodeMs, 300),
+        uncached,
       ];
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@
  * the worker ran it) is evaluated in a fresh V8 context, its workflows module is imported the way Temporal's
  * worker does, and the AgentDefinition named like the tape's workflow type is taken from the loaded modules.
  * Evaluating a bundle runs its code: replay bundles from sources you would run an agent from. Its compilation
- * is cached (codeCache.ts), which halves what evaluating it costs a `jbx replay` process.
+ * is cached (codeCache.ts): `npm run bench cli` compares a `jbx replay` process with and without the cache.
  */
 import vm from 'node:vm';
 import type { AgentDefinition } from '../../agent/context';
