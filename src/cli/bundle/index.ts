@@ -9,13 +9,10 @@ import { hashBundleCode } from '../../recorder/agentCodeHash';
 import { contentStoreOfTapeDir } from '../../recorder/content';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { openTape, TapeError } from '../../recorder/tape';
-import {
-  fetchHistoryBesideTape,
-  hasStoredHistory,
-  inlineHistoryContent,
-  loadStoredHistory,
-} from '../../temporal';
+import { fetchHistoryBesideTape, hasStoredHistory, loadStoredHistory } from '../../temporal';
+import { storedHistoryFiles } from '../../temporal/client/storedHistory';
 import { temporalConfigFromEnv } from '../../temporal/config';
+import { contentOfHistories } from '../../temporal/content/historyContent';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
 import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
 import { HistoryMismatchError } from '../../timetravel/fork/errors';
@@ -52,7 +49,7 @@ async function history(
   tapeFile: string,
   run: { workflowId: string; runId: string },
   info: (m: string) => void,
-): Promise<{ bytes: Uint8Array }> {
+): Promise<{ segments: { runId: string; bytes: Uint8Array }[]; content: Map<string, Uint8Array> }> {
   if (!hasStoredHistory(tapeFile)) {
     const temporal = temporalConfigFromEnv();
     info(`no history stored beside ${tapeFile}; fetching it from ${temporal.address}`);
@@ -67,22 +64,29 @@ async function history(
       );
     }
   }
-  const { sidecar } = loadStoredHistory(tapeFile);
+  const { sidecar, segments } = loadStoredHistory(tapeFile);
   if (sidecar.workflowId !== run.workflowId || sidecar.runId !== run.runId)
     throw new HistoryMismatchError(
       tapeFile,
       sidecar.history,
       `it was stored for workflow ${sidecar.workflowId} run ${sidecar.runId}`,
     );
-  // The stored file's own bytes (loadStoredHistory checked their hash); payloads the run's content store holds by
-  // reference are put back in place, so the bundle replays with --temporal where that store is out of reach.
-  const stored = readFileSync(path.join(path.dirname(tapeFile), sidecar.history));
-  const { bytes, inlined } = await inlineHistoryContent(
-    stored,
-    contentStoreOfTapeDir(path.dirname(tapeFile)),
-  );
-  if (inlined) info(`${inlined} payload(s) the history held by reference are included in it`);
-  return { bytes };
+  // The stored files' own bytes (loadStoredHistory checked their hashes), not a re-encoding: one per execution
+  // of a run that continued as new.
+  // The blobs the histories' claims name (payloads past the threshold, what a later execution carries over),
+  // from the tape folder's content store: the bundle then replays with no store at all.
+  const store = contentStoreOfTapeDir(path.dirname(tapeFile));
+  try {
+    return {
+      segments: storedHistoryFiles(tapeFile).map((f) => ({ runId: f.runId, bytes: readFileSync(f.file) })),
+      content: await contentOfHistories(
+        segments.map((s) => s.history),
+        store,
+      ),
+    };
+  } finally {
+    await store.close();
+  }
 }
 
 export const bundleCommand: CommandSpec = {
@@ -118,7 +122,12 @@ export const bundleCommand: CommandSpec = {
       const code = await workflowCode(file, header.agentCodeHash, flags, info);
       const h = flags['no-history'] ? undefined : await history(file, header, info);
       const written = await writeBundle(
-        { tapeFile: file, workflowCode: code, ...(h ? { history: h } : {}), createdBy: 'jbx bundle' },
+        {
+          tapeFile: file,
+          workflowCode: code,
+          ...(h ? { history: { segments: h.segments }, content: h.content } : {}),
+          createdBy: 'jbx bundle',
+        },
         output,
       );
       const m = written.manifest;
@@ -126,8 +135,13 @@ export const bundleCommand: CommandSpec = {
         [
           `${written.file}: ${written.bytes} bytes, BLAKE3 ${written.hash}`,
           `  tape     ${m.tape.part} (${m.tape.frames} frames, ${m.tape.sealed ? `sealed, ${m.tape.outcome}` : 'not sealed'})`,
-          `  history  ${m.history ? `${m.history.eventCount} events` : 'none (--no-history)'}`,
+          `  history  ${m.history ? `${m.history.eventCount + (m.segments ?? []).reduce((n, x) => n + x.eventCount, 0)} events${m.segments?.length ? ` in ${m.segments.length + 1} executions` : ''}` : 'none (--no-history)'}`,
           `  code     ${m.workflowCode.hash}`,
+          ...(m.content
+            ? [
+                `  content  ${m.content.blobs} blobs, ${m.content.bytes} bytes (the payloads the history refers to)`,
+              ]
+            : []),
           `replay it anywhere: jbx replay ${path.basename(written.file)}${m.history ? ` / jbx replay --temporal ${path.basename(written.file)}` : ''}`,
         ].join('\n'),
         written,

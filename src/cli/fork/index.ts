@@ -33,7 +33,7 @@ import { failed, readTimelineOrExit } from '../replay';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
 
 const USAGE =
-  'jbx fork (TAPE (--at STEP | --at-frame N | --event N) | --workflow-id W [--run-id R] --event N) [--model M] [--provider P] [--system-prompt FILE|TEXT] [--set PATH=VALUE]... ' +
+  'jbx fork (TAPE (--at STEP | --at-frame N | --event N [--run-id R]) | --workflow-id W [--run-id R] --event N) [--model M] [--provider P] [--system-prompt FILE|TEXT] [--set PATH=VALUE]... ' +
   '[--task-queue Q] [--no-wait] [--project DIR] [--skip-code-check] [--dir D] [--json]';
 
 function integer(flag: unknown, name: string): number | undefined {
@@ -233,7 +233,13 @@ async function historyPoint(
         }),
       temporal,
     );
-    const point = stepAtEvent(run.alignment, eventId, run.tapeFile);
+    // A run that continued as new: event ids start again in each execution, and --run-id says whose it is.
+    const point = stepAtEvent(
+      run.alignment,
+      eventId,
+      run.tapeFile,
+      run.segments.length > 1 ? runId : undefined,
+    );
     out.info(`${run.workflowId} run ${run.runId}, history from ${run.historySource}: ${point.note}`);
     return { tapeFile: run.tapeFile, step: point.step, json: point };
   } catch (err) {

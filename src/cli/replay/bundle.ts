@@ -2,13 +2,14 @@
  * `jbx replay report.jbxb` (and `--temporal`): replays a bundle with the workflow code inside it, so neither
  * the agent's source nor a Temporal server is needed; the code is the very code that recorded the run.
  */
+import { MemoryContentStore } from '../../recorder/content';
 import { installStderrRuntime, replayHistoryWithCode } from '../../temporal';
 import { agentFromWorkflowCode } from '../../timetravel/bundle';
 import { AgentCodeNotFoundError, replayTape } from '../../timetravel/replay';
 import { ExitCode, ExitError } from '../exitError';
 import type { Output } from '../output';
 import { openBundleOrExit } from '../verify/bundle';
-import { renderReplayReport } from './render';
+import { eventsOf, renderReplayReport } from './render';
 
 export async function replayBundle(file: string, temporal: boolean, out: Output): Promise<void> {
   const b = openBundleOrExit(file);
@@ -21,10 +22,17 @@ export async function replayBundle(file: string, temporal: boolean, out: Output)
         `bundle ${file} holds no workflow history (it was made with --no-history); replay it without --temporal, or bundle the run again while its server is up`,
       );
     installStderrRuntime();
-    const report = await replayHistoryWithCode(file, b.history, h.workflowId, { code: b.workflowCode });
+    // Payload claims in the histories resolve from the blobs the bundle carries, not from any deployment's store.
+    const report = await replayHistoryWithCode(
+      file,
+      b.histories,
+      h.workflowId,
+      { code: b.workflowCode },
+      new MemoryContentStore(b.content, `${file}#content.pack`),
+    );
     out.result(
       report.deterministic
-        ? `temporal replay of ${file}: deterministic (${report.eventCount} events, ${report.durationMs.toFixed(0)} ms, the bundle's own workflow code)`
+        ? `temporal replay of ${file}: deterministic (${eventsOf(report)}, ${report.durationMs.toFixed(0)} ms, the bundle's own workflow code)`
         : `temporal replay of ${file}: NOT deterministic\n  ${report.error}`,
       { ...report, code: codeNote },
     );

@@ -21,7 +21,7 @@ import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
 import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
-import { renderReplayReport } from './render';
+import { eventsOf, renderReplayReport } from './render';
 import { isSuiteArgument } from './suiteArgument';
 
 // The offline replay of one tape needs neither Temporal's worker nor its client: they load (seconds of
@@ -121,7 +121,7 @@ export const replayCommand: CommandSpec = {
         );
         out.result(
           report.deterministic
-            ? `temporal replay of ${file}: deterministic (${report.eventCount} events, ${report.durationMs.toFixed(0)} ms, ${stored ? `the run's own code ${stored.file}` : 'the current code'})`
+            ? `temporal replay of ${file}: deterministic (${eventsOf(report)}, ${report.durationMs.toFixed(0)} ms, ${stored ? `the run's own code ${stored.file}` : 'the current code'})`
             : `temporal replay of ${file}: NOT deterministic against ${stored ? `its stored code ${stored.file}` : 'the current code'}\n  ${report.error}`,
           { ...report, codeSource: stored ? 'stored' : 'project' },
         );

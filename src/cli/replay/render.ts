@@ -11,6 +11,12 @@ function clip(s: string, w: number): string {
   return s.length <= w ? s.padEnd(w) : `${s.slice(0, Math.max(0, w - 1))}…`;
 }
 
+/** How much a Temporal replay covered: its events, and its executions when the run continued as new. */
+export function eventsOf(r: { eventCount: number; segments?: { runId: string }[] }): string {
+  const n = r.segments?.length ?? 1;
+  return n > 1 ? `${r.eventCount} events in ${n} executions, each replayed` : `${r.eventCount} events`;
+}
+
 export function renderReplayReport(r: ReplayReport, agentModule: string, columns: number): string {
   const head = `replay of ${r.file} (${r.workflowType} from ${agentModule})`;
   if (r.status !== 'diverged') {

@@ -33,12 +33,25 @@ export async function showEvents(file: string, tapeDir: string, out: Output): Pr
       ? await loadRunHistory(request)
       : await withTemporal(({ client }) => loadRunHistory({ ...request, client }), temporal);
     const a = run.alignment;
+    // A run that continued as new: each execution's steps under it, with its own event ids (from 1).
+    const several = a.segments.length > 1;
+    const body = several
+      ? a.segments.flatMap((seg, i) => [
+          `execution ${i} run ${seg.runId}: events 1..${seg.lastEventId}`,
+          ...a.steps.filter((s) => s.runId === seg.runId).map(stepLine),
+          '',
+        ])
+      : a.steps.map(stepLine);
     const human = [
       `tape ${file}`,
-      `workflow ${run.workflowId} run ${run.runId}; history from ${run.historySource}, events 1..${a.lastEventId}`,
+      several
+        ? `workflow ${run.workflowId} run ${run.runId}, continued as new ${a.segments.length - 1} times; history from ${run.historySource}`
+        : `workflow ${run.workflowId} run ${run.runId}; history from ${run.historySource}, events 1..${a.lastEventId}`,
       '',
-      ...a.steps.map(stepLine),
-    ].join('\n');
+      ...body,
+    ]
+      .join('\n')
+      .trimEnd();
     out.result(human, {
       file,
       workflowId: run.workflowId,
@@ -47,6 +60,7 @@ export async function showEvents(file: string, tapeDir: string, out: Output): Pr
       eventCount: a.eventCount,
       steps: a.steps,
       events: a.events,
+      segments: a.segments,
     });
   } catch (err) {
     if (err instanceof TapeError) throw headerFailure(file, err);

@@ -4,4 +4,5 @@ export { atSite, ContentDamagedError, ContentMissingError, type ContentSite } fr
 export { CONTENT_DIR, FolderContentStore, type FolderContentStoreOptions } from './folderContentStore';
 export { contentStoreFor, contentStoreOfTapeDir } from './fromEnv';
 export { type JoinLimits, joinJson, type PieceOptions, type SplitJson, splitJson } from './jsonPieces';
+export { MemoryContentStore } from './memoryContentStore';
 export { ObjectContentStore, type ObjectContentStoreOptions } from './objectContentStore';

@@ -186,7 +186,10 @@ export interface FinishedFork extends StartedFork {
 /** A fork at a Temporal history event of a recorded run (the ids the Web UI shows), instead of a tape step. */
 export interface HistoryForkRequest {
   workflowId: string;
-  /** Default: the newest tape of workflowId in the tape folder, else the server's latest run. */
+  /**
+   * Default: the newest tape of workflowId in the tape folder, else the server's latest run. For a run that
+   * continued as new, the execution whose history holds eventId (required: event ids start again in each).
+   */
   runId?: string;
   eventId: number;
 }
@@ -211,7 +214,9 @@ export async function resolveHistoryFork(
     client: new Client({ connection: options.connection, namespace: options.namespace }),
     serverName: `namespace ${options.namespace}`,
   });
-  const point = stepAtEvent(run.alignment, options.eventId, run.tapeFile);
+  // A run that continued as new: event ids start again in each execution, and runId says whose it is.
+  const segment = run.segments.length > 1 ? options.runId : undefined;
+  const point = stepAtEvent(run.alignment, options.eventId, run.tapeFile, segment);
   const { workflowId: _w, runId: _r, eventId: _e, tapeDir: _d, ...rest } = options;
   return { request: { ...rest, parentTape: run.tapeFile, atStep: point.step }, point, run };
 }

@@ -10,8 +10,9 @@ import { temporal as proto, type temporal } from '@temporalio/proto';
 import { TapeCatalog } from '../../recorder/catalog';
 import { tapeFileName } from '../../recorder/naming';
 import { ForkRequestError, HistoryMismatchError } from '../../timetravel/fork/errors';
-import { alignHistory, type HistoryAlignment } from '../../timetravel/fork/historyPoint';
+import { alignHistory, type HistoryAlignment, type HistorySegment } from '../../timetravel/fork/historyPoint';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
+import { fetchRunHistories } from './runChain';
 import { hasStoredHistory, loadStoredHistory, storeHistory } from './storedHistory';
 
 export interface RunHistory {
@@ -19,7 +20,10 @@ export interface RunHistory {
   timeline: Timeline;
   workflowId: string;
   runId: string;
+  /** The first execution's history. */
   history: temporal.api.history.v1.IHistory;
+  /** Every execution's history, first to last (a run that continued as new has several). */
+  segments: HistorySegment[];
   /** Where the history came from, for messages: the stored file, or the server. */
   historySource: string;
   alignment: HistoryAlignment;
@@ -29,7 +33,10 @@ export interface RunHistoryRequest {
   /** The run's tape; or find it by workflowId (and runId) in tapeDir. */
   tapeFile?: string;
   workflowId?: string;
-  /** Default: the newest tape of workflowId in tapeDir, else the server's latest run. */
+  /**
+   * Default: the newest tape of workflowId in tapeDir, else the server's latest run. Any execution of a run that
+   * continued as new names the run (its tape is its first execution's).
+   */
   runId?: string;
   tapeDir: string;
   /** Needed only when the history is not stored beside the tape (or to find the latest run). */
@@ -71,6 +78,7 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
   if (!tapeFile) {
     if (!workflowId) throw new ForkRequestError('say which run: a workflow id (--workflow-id) or a tape');
     runId ??= await latestRunId(r, workflowId);
+    runId = await firstExecutionOf(r, workflowId, runId);
     tapeFile = path.join(r.tapeDir, tapeFileName(workflowId, runId));
     if (!existsSync(tapeFile))
       throw new ForkRequestError(
@@ -80,13 +88,15 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
   }
   const timeline = readTimeline(tapeFile);
   const h = timeline.tape.header;
+  if (r.runId && r.tapeFile && r.runId !== h.runId && r.client)
+    runId = await firstExecutionOf(r, h.workflowId, r.runId);
   if ((workflowId && workflowId !== h.workflowId) || (runId && runId !== h.runId))
     throw new ForkRequestError(
       `the tape ${tapeFile} is of workflow ${h.workflowId} run ${h.runId}, not ${workflowId ?? h.workflowId} run ${runId ?? h.runId}; pass the tape's own ids or leave them out`,
     );
   workflowId = h.workflowId;
   runId = h.runId;
-  let history: RunHistory['history'];
+  let segments: HistorySegment[];
   let historySource: string;
   if (hasStoredHistory(tapeFile)) {
     const stored = loadStoredHistory(tapeFile);
@@ -97,7 +107,7 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
         historySource,
         `it was stored for workflow ${stored.sidecar.workflowId} run ${stored.sidecar.runId}`,
       );
-    history = stored.history;
+    segments = stored.segments;
   } else {
     if (!r.client)
       throw new ForkRequestError(
@@ -105,7 +115,7 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
       );
     historySource = `the Temporal server (${r.serverName ?? 'connected'})`;
     try {
-      history = await r.client.workflow.getHandle(workflowId, runId).fetchHistory();
+      segments = await fetchRunHistories(r.client.workflow, workflowId, runId);
     } catch (err) {
       const why = isNotFound(err)
         ? 'does not know it'
@@ -117,19 +127,36 @@ export async function loadRunHistory(r: RunHistoryRequest): Promise<RunHistory> 
       );
     }
     // Only a closed run's history is final; a running one is used but not stored.
-    const last = history.events?.at(-1)?.eventType;
+    const last = segments.at(-1)?.history.events?.at(-1)?.eventType;
     if (last !== undefined && isClosing(Number(last)))
-      await storeHistory(tapeFile, history, { workflowId, runId });
+      await storeHistory(tapeFile, segments, { workflowId, runId });
   }
   return {
     tapeFile,
     timeline,
     workflowId,
     runId,
-    history,
+    history: segments[0]!.history,
+    segments,
     historySource,
-    alignment: alignHistory(timeline, history, historySource),
+    alignment: alignHistory(timeline, segments, historySource),
   };
+}
+
+/**
+ * The first execution of the run `runId` belongs to: itself, or, for a later execution of a run that continued
+ * as new, the chain's first (whose tape it is), as the server tells it.
+ */
+async function firstExecutionOf(r: RunHistoryRequest, workflowId: string, runId: string): Promise<string> {
+  if (existsSync(path.join(r.tapeDir, tapeFileName(workflowId, runId))) || !r.client) return runId;
+  try {
+    const d = await r.client.workflow.getHandle(workflowId, runId).describe();
+    const first = d.raw.workflowExecutionInfo?.firstRunId;
+    return first && existsSync(path.join(r.tapeDir, tapeFileName(workflowId, first))) ? first : runId;
+  } catch (err) {
+    if (isNotFound(err)) return runId;
+    throw err;
+  }
 }
 
 const E = proto.api.enums.v1.EventType;

@@ -5,6 +5,7 @@
 import { type Client, Connection } from '@temporalio/client';
 import { type TemporalConfig, temporalConfigFromEnv } from '../config';
 import { jukeboxClient } from './jukeboxClient';
+import { fetchRunHistories } from './runChain';
 import { storeHistory } from './storedHistory';
 
 export interface TemporalSession {
@@ -35,14 +36,16 @@ export async function withTemporal<T>(
   }
 }
 
-/** Fetches a run's history from the server and stores it beside its tape (storedHistory.ts). */
+/**
+ * Fetches a run's history from the server (every execution's, for a run that continued as new) and stores it
+ * beside its tape (storedHistory.ts).
+ */
 export async function fetchHistoryBesideTape(
   tapeFile: string,
   run: { workflowId: string; runId: string },
   config?: TemporalConfig,
 ): Promise<void> {
   await withTemporal(async ({ client }) => {
-    const history = await client.workflow.getHandle(run.workflowId, run.runId).fetchHistory();
-    await storeHistory(tapeFile, history, run);
+    await storeHistory(tapeFile, await fetchRunHistories(client.workflow, run.workflowId, run.runId), run);
   }, config);
 }

@@ -9,6 +9,7 @@ import type { temporal } from '@temporalio/proto';
 import { ReplayError, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { type ContentStore, contentStoreOfTapeDir } from '../../recorder/content';
+import type { HistorySegment } from '../../timetravel/fork/historyPoint';
 import { loadStoredHistory } from '../client/storedHistory';
 import { jukeboxDataConverter } from '../content/dataConverter';
 import { bundleAgentWorkflows } from './workflowBundle';
@@ -16,59 +17,82 @@ import { bundleAgentWorkflows } from './workflowBundle';
 export interface TemporalReplayReport {
   file: string;
   workflowId: string;
+  /** Events replayed, in every execution. */
   eventCount: number;
   deterministic: boolean;
-  /** The replayer's complaint when not deterministic. */
+  /** The replayer's complaint when not deterministic (naming the execution, for a run of several). */
   error?: string;
   durationMs: number;
+  /** Each execution replayed, first to last: one, or one per segment of a run that continued as new. */
+  segments: {
+    runId: string;
+    eventCount: number;
+    deterministic: boolean;
+    error?: string;
+    durationMs: number;
+  }[];
 }
 
 export async function replayTemporalHistory(
   tapeFile: string,
   options: ({ workflowsPath: string } | { bundle: { code: string } }) & { content?: ContentStore },
 ): Promise<TemporalReplayReport> {
-  const { history, sidecar } = loadStoredHistory(tapeFile);
+  const { segments, sidecar } = loadStoredHistory(tapeFile);
   const workflowBundle =
     'bundle' in options ? options.bundle : await bundleAgentWorkflows(options.workflowsPath);
   // Payloads past the threshold are claims in the history: the replayer reads them from the tape folder's store.
   const content = options.content ?? contentStoreOfTapeDir(path.dirname(tapeFile));
-  return replayHistoryWithCode(tapeFile, history, sidecar.workflowId, workflowBundle, content);
+  return replayHistoryWithCode(tapeFile, segments, sidecar.workflowId, workflowBundle, content);
 }
 
 /**
  * Temporal's replayer on a given history with given workflow code (e.g. both taken from a `.jbxb` bundle), its
- * payload claims read from `content`.
+ * payload claims read from `content`. A run that continued as new is replayed execution by execution: each is
+ * a history of its own, the later ones starting from what the one before carried over.
  */
 export async function replayHistoryWithCode(
   file: string,
-  history: temporal.api.history.v1.IHistory,
+  history: temporal.api.history.v1.IHistory | readonly HistorySegment[],
   workflowId: string,
   workflowBundle: { code: string },
   content?: ContentStore,
 ): Promise<TemporalReplayReport> {
-  const t0 = performance.now();
+  const segments: readonly HistorySegment[] = Array.isArray(history)
+    ? history
+    : [{ runId: '', history: history as temporal.api.history.v1.IHistory }];
   const report: TemporalReplayReport = {
     file,
     workflowId,
-    eventCount: history.events?.length ?? 0,
+    eventCount: 0,
     deterministic: true,
     durationMs: 0,
+    segments: [],
   };
-  try {
-    await Worker.runReplayHistory(
-      {
-        workflowBundle,
-        ...(content ? { dataConverter: jukeboxDataConverter({ store: content }) } : {}),
-      },
-      history,
-      workflowId,
-    );
-  } catch (err) {
-    // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
-    if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;
-    report.deterministic = false;
-    report.error = err.message;
+  const dataConverter = content ? { dataConverter: jukeboxDataConverter({ store: content }) } : {};
+  for (const seg of segments) {
+    const t0 = performance.now();
+    const one: TemporalReplayReport['segments'][number] = {
+      runId: seg.runId,
+      eventCount: seg.history.events?.length ?? 0,
+      deterministic: true,
+      durationMs: 0,
+    };
+    try {
+      await Worker.runReplayHistory({ workflowBundle, ...dataConverter }, seg.history, workflowId);
+    } catch (err) {
+      // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
+      if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;
+      one.deterministic = false;
+      one.error = err.message;
+    }
+    one.durationMs = performance.now() - t0;
+    report.segments.push(one);
+    report.eventCount += one.eventCount;
+    report.durationMs += one.durationMs;
+    if (!one.deterministic && report.deterministic) {
+      report.deterministic = false;
+      report.error = segments.length > 1 ? `execution ${seg.runId}: ${one.error}` : one.error;
+    }
   }
-  report.durationMs = performance.now() - t0;
   return report;
 }

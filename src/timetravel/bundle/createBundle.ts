@@ -8,6 +8,7 @@ import { blake3, readTape } from '../../recorder/tape';
 import { toHex } from '../../recorder/tape/hash';
 import { alignHistory } from '../fork/historyPoint';
 import { readTimeline } from '../replay/timeline';
+import { encodeContentPack } from './contentPack';
 import { BundleInputError } from './errors';
 import { type BundlePart, encodeBundle } from './format';
 import { type BundleManifest, MANIFEST_FORMAT } from './manifest';
@@ -16,10 +17,18 @@ type History = temporal.api.history.v1.IHistory;
 
 export interface BundleInput {
   tapeFile: string;
-  /** The run's history: protobuf bytes as stored beside the tape, or the decoded history. */
-  history?: { bytes: Uint8Array } | { history: History };
+  /**
+   * The run's history: protobuf bytes as stored beside the tape, or the decoded history; for a run that
+   * continued as new, each execution's bytes, first to last.
+   */
+  history?:
+    | { bytes: Uint8Array }
+    | { history: History }
+    | { segments: { runId: string; bytes: Uint8Array }[] };
   /** The workflow bundle whose hash is the tape's agentCodeHash. */
   workflowCode: string;
+  /** The blobs the histories' payload claims name (hash to bytes), carried so a replay needs no content store. */
+  content?: ReadonlyMap<string, Uint8Array>;
   createdBy?: string;
 }
 
@@ -43,24 +52,38 @@ export function buildBundle(input: BundleInput): { bytes: Uint8Array; manifest: 
       input.tapeFile,
       `the workflow code given hashes to ${codeHash}, not to the tape's agentCodeHash ${h.agentCodeHash}; pass the code that recorded it`,
     );
-  let historyBytes: Uint8Array | undefined;
-  let history: History | undefined;
+  // Each execution's history: one, or one per segment of a run that continued as new.
+  const histories: { runId: string; bytes: Uint8Array; history: History }[] = [];
   if (input.history) {
     const H = temporal.api.history.v1.History;
-    if ('bytes' in input.history) {
-      historyBytes = input.history.bytes;
-      history = H.decode(historyBytes);
-    } else {
-      history = input.history.history;
-      historyBytes = H.encode(H.fromObject(history)).finish();
-    }
-    alignHistory(t, history, 'the history given');
+    if ('segments' in input.history)
+      for (const seg of input.history.segments)
+        histories.push({ runId: seg.runId, bytes: seg.bytes, history: H.decode(seg.bytes) });
+    else if ('bytes' in input.history)
+      histories.push({ runId: h.runId, bytes: input.history.bytes, history: H.decode(input.history.bytes) });
+    else
+      histories.push({
+        runId: h.runId,
+        history: input.history.history,
+        bytes: H.encode(H.fromObject(input.history.history)).finish(),
+      });
+    alignHistory(
+      t,
+      histories.map(({ runId, history }) => ({ runId, history })),
+      'the history given',
+    );
   }
+  const content = input.content?.size ? encodeContentPack(input.content) : undefined;
   const tapeName = path.basename(input.tapeFile);
   const parts: BundlePart[] = [
     { kind: 'tape', name: tapeName, data: tapeBytes },
-    ...(historyBytes ? [{ kind: 'history' as const, name: 'history.pb', data: historyBytes }] : []),
+    ...histories.map((x, i) => ({
+      kind: 'history' as const,
+      name: i === 0 ? 'history.pb' : `history-${i}.pb`,
+      data: x.bytes,
+    })),
     { kind: 'workflowCode', name: 'workflow-bundle.js', data: new TextEncoder().encode(input.workflowCode) },
+    ...(content ? [{ kind: 'content' as const, name: 'content.pack', data: content }] : []),
   ];
   const manifest: BundleManifest = {
     format: MANIFEST_FORMAT,
@@ -79,15 +102,27 @@ export function buildBundle(input: BundleInput): { bytes: Uint8Array; manifest: 
       finalChain: t.tape.chain,
       outcome: t.outcome?.status ?? null,
     },
-    history: history
+    history: histories[0]
       ? {
           part: 'history.pb',
-          eventCount: history.events?.length ?? 0,
+          eventCount: histories[0].history.events?.length ?? 0,
           workflowId: h.workflowId,
           runId: h.runId,
         }
       : null,
+    ...(histories.length > 1
+      ? {
+          segments: histories.slice(1).map((x, i) => ({
+            part: `history-${i + 1}.pb`,
+            eventCount: x.history.events?.length ?? 0,
+            runId: x.runId,
+          })),
+        }
+      : {}),
     workflowCode: { part: 'workflow-bundle.js', hash: codeHash },
+    ...(content
+      ? { content: { part: 'content.pack', blobs: input.content!.size, bytes: content.byteLength } }
+      : {}),
     parts: parts.map((p) => ({
       name: p.name,
       kind: p.kind,

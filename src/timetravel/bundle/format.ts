@@ -14,10 +14,11 @@ export const BUNDLE_VERSION = 1;
 export const PREAMBLE_BYTES = 16;
 export const PART_HEAD_BYTES = 44;
 export const TRAILER_BYTES = 40;
-export const MAX_PARTS = 16;
+// Manifest, tape, code, content and one history per execution of a run that continued as new.
+export const MAX_PARTS = 1024;
 export const MAX_NAME_BYTES = 255;
 
-export const PART_KINDS = { manifest: 1, tape: 2, history: 3, workflowCode: 4 } as const;
+export const PART_KINDS = { manifest: 1, tape: 2, history: 3, workflowCode: 4, content: 5 } as const;
 export type PartKind = keyof typeof PART_KINDS;
 
 export interface BundlePart {

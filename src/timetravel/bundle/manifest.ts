@@ -29,8 +29,13 @@ export interface BundleManifest {
     finalChain: string;
     outcome: string | null;
   };
+  /** The first execution's history (a run that never continued as new has only this one). */
   history: { part: string; eventCount: number; workflowId: string; runId: string } | null;
+  /** A run that continued as new: the histories of its later executions, in order. */
+  segments?: { part: string; eventCount: number; runId: string }[];
   workflowCode: { part: string; hash: string };
+  /** The content-store blobs the histories' payload claims name (contentPack.ts), when there are any. */
+  content?: { part: string; blobs: number; bytes: number };
   /** Every part after the manifest, in file order. */
   parts: ManifestPart[];
 }

@@ -8,8 +8,9 @@ import { temporal } from '@temporalio/proto';
 import { hashBundleCode } from '../../recorder/agentCodeHash';
 import { readTape, type Tape } from '../../recorder/tape';
 import { HistoryMismatchError } from '../fork/errors';
-import { alignHistory } from '../fork/historyPoint';
+import { alignHistory, type HistorySegment } from '../fork/historyPoint';
 import { readTimeline, type Timeline } from '../replay/timeline';
+import { decodeContentPack } from './contentPack';
 import { BundleCorruptError } from './errors';
 import { type DecodedPart, decodeBundle } from './format';
 import { type BundleManifest, MANIFEST_FORMAT } from './manifest';
@@ -23,8 +24,13 @@ export interface OpenedBundle {
   parts: DecodedPart[];
   tape: Tape;
   timeline: Timeline;
+  /** The first execution's history. */
   history: History | null;
+  /** Every execution's history, first to last (several for a run that continued as new; none without). */
+  histories: HistorySegment[];
   workflowCode: string;
+  /** The content-store blobs the histories' payload claims name (empty when none were carried). */
+  content: Map<string, Uint8Array>;
 }
 
 export function openBundle(file: string, bytes: Uint8Array = readFileSync(file)): OpenedBundle {
@@ -56,8 +62,19 @@ export function openBundle(file: string, bytes: Uint8Array = readFileSync(file))
   };
   const tapePart = one('tape', manifest.tape?.part)!;
   const codePart = one('workflowCode', manifest.workflowCode?.part)!;
-  const historyPart = one('history', manifest.history?.part, true);
-  if (!historyPart !== !manifest.history)
+  const contentPart = one('content', manifest.content?.part, true);
+  if (!contentPart !== !manifest.content)
+    throw corrupt('parts', 'the manifest and the parts disagree on the content part');
+  // The first execution's history, then the later executions' of a run that continued as new, in order.
+  const historyParts = rest.filter((p) => p.kind === 'history');
+  const named = manifest.history
+    ? [manifest.history.part, ...(manifest.segments ?? []).map((x) => x.part)]
+    : [];
+  if (
+    historyParts.length !== named.length ||
+    historyParts.some((p, i) => p.name !== named[i]) ||
+    (!manifest.history && manifest.segments?.length)
+  )
     throw corrupt('parts', 'the manifest and the parts disagree on the history');
 
   // Tape errors (TapeError) pass through as they are: they name the frame and what is recoverable.
@@ -82,24 +99,40 @@ export function openBundle(file: string, bytes: Uint8Array = readFileSync(file))
       `the workflow code hashes to ${codeHash}; the tape was recorded by ${h.agentCodeHash}`,
     );
   const timeline = readTimeline(tape, `${file}#${tapePart.name}`);
-  let history: History | null = null;
-  if (historyPart) {
-    try {
-      history = temporal.api.history.v1.History.decode(historyPart.data);
-    } catch (err) {
-      throw corrupt('history', 'the history part does not decode as a Temporal history', err);
-    }
+  const histories: HistorySegment[] = [];
+  if (historyParts.length) {
     if (manifest.history!.workflowId !== h.workflowId || manifest.history!.runId !== h.runId)
       throw corrupt(
         'history',
         `the history is of ${manifest.history!.workflowId} run ${manifest.history!.runId}, not the tape's run`,
       );
+    const runIds = [h.runId, ...(manifest.segments ?? []).map((x) => x.runId)];
+    historyParts.forEach((part, i) => {
+      try {
+        histories.push({ runId: runIds[i]!, history: temporal.api.history.v1.History.decode(part.data) });
+      } catch (err) {
+        throw corrupt('history', `the history part ${part.name} does not decode as a Temporal history`, err);
+      }
+    });
     try {
-      alignHistory(timeline, history, `${file}#${historyPart.name}`);
+      alignHistory(timeline, histories, `${file}#${historyParts[0]!.name}`);
     } catch (err) {
       if (err instanceof HistoryMismatchError) throw corrupt('history', err.message, err);
       throw err;
     }
   }
-  return { file, bytes: bytes.length, manifest, parts, tape, timeline, history, workflowCode: code };
+  const history = histories[0]?.history ?? null;
+  const content = contentPart ? decodeContentPack(contentPart.data, file) : new Map<string, Uint8Array>();
+  return {
+    file,
+    bytes: bytes.length,
+    manifest,
+    parts,
+    tape,
+    timeline,
+    history,
+    histories,
+    workflowCode: code,
+    content,
+  };
 }

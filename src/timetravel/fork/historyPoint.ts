@@ -21,12 +21,16 @@ export interface HistoryEventRef {
   activityId?: string;
   activityType?: string;
   attempt?: number;
+  /** The execution whose history holds it, for a run of several (a run that continued as new). */
+  runId?: string;
 }
 
 export interface StepEvents {
   step: number;
   kind: 'llm' | 'tool';
   activityId: string;
+  /** The execution the step ran in, for a run of several. */
+  runId?: string;
   /** Inherited from a parent tape by a fork: no activity, so no events of this run. */
   inherited: boolean;
   events: HistoryEventRef[];
@@ -35,12 +39,23 @@ export interface StepEvents {
   last: number | null;
 }
 
+/** One execution's history: a run that continued as new has one per segment, first to last. */
+export interface HistorySegment {
+  runId: string;
+  history: History;
+}
+
 export interface HistoryAlignment {
   workflowType: string | null;
+  /** Events of every execution. */
   eventCount: number;
+  /** The first execution's last event id. */
   lastEventId: number;
+  /** Every execution's events, in order (event ids start again in each). */
   events: HistoryEventRef[];
   steps: StepEvents[];
+  /** The executions, first to last, with the first step each ran (one for a run that never continued). */
+  segments: { runId: string; eventCount: number; lastEventId: number; firstStep: number | null }[];
 }
 
 export interface ForkPoint {
@@ -102,56 +117,96 @@ function eventRefs(history: History): HistoryEventRef[] {
   return out;
 }
 
-function started(history: History): { type: string | null; runId: string | null } {
+function started(history: History): { type: string | null; runId: string | null; first: string | null } {
   const first: HistoryEvent | undefined = history.events?.[0];
   const a = first?.workflowExecutionStartedEventAttributes;
-  return { type: a?.workflowType?.name ?? null, runId: a?.originalExecutionRunId || null };
+  return {
+    type: a?.workflowType?.name ?? null,
+    runId: a?.originalExecutionRunId || null,
+    first: a?.firstExecutionRunId || null,
+  };
 }
 
 const STEP_ACTIVITY: Record<'llm' | 'tool', string> = { llm: 'llmStep', tool: 'toolStep' };
 
 /**
- * Aligns a history with a tape's steps. Throws HistoryMismatchError when the history is of another run: a
- * different workflow type, or a live step of the tape whose activity the history never scheduled.
+ * Aligns a run's history with its tape's steps: one history, or one per execution of a run that continued as
+ * new (its first execution is the tape's run; each step found in the execution the tape says it ran in). Throws
+ * HistoryMismatchError when the history is of another run: a different workflow type, or a live step of the
+ * tape whose activity the history never scheduled.
  */
-export function alignHistory(t: Timeline, history: History, historySource: string): HistoryAlignment {
-  const events = eventRefs(history);
-  const { type, runId } = started(history);
+export function alignHistory(
+  t: Timeline,
+  history: History | readonly HistorySegment[],
+  historySource: string,
+): HistoryAlignment {
   const h = t.tape.header;
-  if (type !== null && type !== h.workflowType)
-    throw new HistoryMismatchError(
-      t.file,
-      historySource,
-      `the history is of a ${type} workflow, the tape of ${h.workflowType}`,
-    );
-  if (runId !== null && h.runId && runId !== h.runId)
-    throw new HistoryMismatchError(
-      t.file,
-      historySource,
-      `the history is of run ${runId}, the tape of run ${h.runId}`,
-    );
+  const segments: readonly HistorySegment[] = Array.isArray(history)
+    ? history
+    : [{ runId: h.runId, history: history as History }];
+  if (segments.length === 0) throw new HistoryMismatchError(t.file, historySource, 'it holds no history');
+  const several = segments.length > 1;
+  const events: HistoryEventRef[] = [];
   const byActivity = new Map<string, HistoryEventRef[]>();
-  for (const e of events)
-    if (e.activityId !== undefined) {
-      const list = byActivity.get(e.activityId) ?? [];
+  const outline: HistoryAlignment['segments'] = [];
+  let type: string | null = null;
+  segments.forEach((seg, i) => {
+    const own = eventRefs(seg.history);
+    const start = started(seg.history);
+    type ??= start.type;
+    if (start.type !== null && start.type !== h.workflowType)
+      throw new HistoryMismatchError(
+        t.file,
+        historySource,
+        `the history is of a ${start.type} workflow, the tape of ${h.workflowType}`,
+      );
+    if (i === 0 && start.runId !== null && h.runId && start.runId !== h.runId)
+      throw new HistoryMismatchError(
+        t.file,
+        historySource,
+        `the history is of run ${start.runId}, the tape of run ${h.runId}`,
+      );
+    if (i > 0 && start.first !== null && h.runId && start.first !== h.runId)
+      throw new HistoryMismatchError(
+        t.file,
+        historySource,
+        `its execution ${seg.runId} continues run ${start.first}, the tape is of run ${h.runId}`,
+      );
+    for (const e of own) {
+      if (several) e.runId = seg.runId;
+      events.push(e);
+      if (e.activityId === undefined) continue;
+      const k = `${seg.runId}/${e.activityId}`;
+      const list = byActivity.get(k) ?? [];
       list.push(e);
-      byActivity.set(e.activityId, list);
+      byActivity.set(k, list);
     }
+    outline.push({
+      runId: seg.runId,
+      eventCount: own.length,
+      lastEventId: own.at(-1)?.id ?? 0,
+      firstStep: null,
+    });
+  });
   const steps: StepEvents[] = t.steps.map((s) => {
     const inherited = s.activityId.startsWith('inherited-');
-    const own = inherited ? [] : (byActivity.get(s.activityId) ?? []);
+    const runId = s.runId ?? h.runId;
+    const own = inherited ? [] : (byActivity.get(`${runId}/${s.activityId}`) ?? []);
     if (!inherited && (!own.length || own[0]!.activityType !== STEP_ACTIVITY[s.kind]))
       throw new HistoryMismatchError(
         t.file,
         historySource,
         own.length
           ? `step ${s.step}'s activity ${s.activityId} is a ${own[0]!.activityType} in the history, a ${STEP_ACTIVITY[s.kind]} on the tape`
-          : `the history never scheduled activity ${s.activityId}, which the tape records as step ${s.step}`,
+          : `the history never scheduled activity ${s.activityId}${several || s.runId ? ` in execution ${runId}` : ''}, which the tape records as step ${s.step}`,
       );
+    const seg = outline.find((o) => o.runId === runId);
+    if (seg && seg.firstStep === null && !inherited) seg.firstStep = s.step;
     return {
       step: s.step,
       kind: s.kind,
       activityId: s.activityId,
+      ...(several ? { runId } : {}),
       inherited,
       events: own,
       first: own[0]?.id ?? null,
@@ -161,25 +216,47 @@ export function alignHistory(t: Timeline, history: History, historySource: strin
   return {
     workflowType: type,
     eventCount: events.length,
-    lastEventId: events.at(-1)?.id ?? 0,
+    lastEventId: outline[0]!.lastEventId,
     events,
     steps,
+    segments: outline,
   };
 }
 
 /**
  * The step a fork at history event `eventId` starts at. An event of a step's activity is inside that step: the
  * fork starts at the step's start (the step runs again, live). Any other event comes before the first step
- * scheduled after it: the fork inherits every step that finished before the event.
+ * scheduled after it: the fork inherits every step that finished before the event. For a run of several
+ * executions (it continued as new) `runId` says whose event it is: event ids start again in each.
  */
-export function stepAtEvent(a: HistoryAlignment, eventId: number, tapeFile: string): ForkPoint {
-  const event = a.events.find((e) => e.id === eventId);
+export function stepAtEvent(
+  a: HistoryAlignment,
+  eventId: number,
+  tapeFile: string,
+  runId?: string,
+): ForkPoint {
+  const segments = a.segments ?? [];
+  const seg = runId === undefined ? segments[0] : segments.find((x) => x.runId === runId);
+  if (runId !== undefined && !seg)
+    throw new ForkRequestError(
+      `run ${runId} is not an execution of this run; its executions are ${segments.map((x) => x.runId).join(', ')}`,
+    );
+  if (segments.length > 1 && runId === undefined)
+    throw new ForkRequestError(
+      `this run continued as new: it has ${segments.length} executions (${segments.map((x) => x.runId).join(', ')}), each with event ids from 1. ` +
+        "Pass --run-id with the execution whose event you mean (`jbx show --events` lists each step's execution)",
+    );
+  const inSeg = (e: { runId?: string }) => segments.length <= 1 || e.runId === seg?.runId;
+  const events = a.events.filter(inSeg);
+  const steps = a.steps.filter(inSeg);
+  const last = events.at(-1)?.id ?? 0;
+  const event = events.find((e) => e.id === eventId);
   if (!event)
     throw new ForkRequestError(
-      `the run's history has events 1..${a.lastEventId}; there is no event ${eventId}. ` +
+      `the ${segments.length > 1 ? `history of execution ${seg?.runId}` : "run's history"} has events 1..${last}; there is no event ${eventId}. ` +
         `Pass --event with one of those ids (\`jbx show ${tapeFile} --events\` lists each step's events)`,
     );
-  const own = a.steps.find((s) => s.events.some((e) => e.id === eventId));
+  const own = steps.find((s) => s.events.some((e) => e.id === eventId));
   if (own)
     return {
       eventId,
@@ -190,10 +267,12 @@ export function stepAtEvent(a: HistoryAlignment, eventId: number, tapeFile: stri
         `event ${eventId} (${event.type}) is inside step ${own.step} (events ${own.first}..${own.last}); ` +
         `the fork starts at the start of step ${own.step}, which runs again live`,
     };
-  const next = a.steps.find((s) => s.first !== null && s.first > eventId);
-  const lastLive = [...a.steps].reverse().find((s) => s.first !== null);
+  const next = steps.find((s) => s.first !== null && s.first > eventId);
+  const lastLive = [...steps].reverse().find((s) => s.first !== null);
+  // Past this execution's last step: the next execution's first step (a run that continued as new).
+  const later = segments.slice(segments.indexOf(seg!) + 1).find((x) => x.firstStep !== null);
   // Before the first live step of a fork's own history: the inherited steps stay inherited.
-  const step = next?.step ?? (lastLive ? lastLive.step + 1 : a.steps.length);
+  const step = next?.step ?? later?.firstStep ?? (lastLive ? lastLive.step + 1 : a.steps.length);
   return {
     eventId,
     eventType: event.type,
@@ -201,6 +280,8 @@ export function stepAtEvent(a: HistoryAlignment, eventId: number, tapeFile: stri
     inside: false,
     note: next
       ? `event ${eventId} (${event.type}) comes before step ${step} (scheduled at event ${next.first}); the fork inherits steps 0..${step - 1} and runs step ${step} on live`
-      : `event ${eventId} (${event.type}) comes after the last step; the fork inherits all ${step} steps`,
+      : step < a.steps.length
+        ? `event ${eventId} (${event.type}) comes after this execution's last step; the fork inherits steps 0..${step - 1} and runs step ${step} on live`
+        : `event ${eventId} (${event.type}) comes after the last step; the fork inherits all ${step} steps`,
   };
 }

@@ -15,6 +15,7 @@ export {
   type ForkPoint,
   type HistoryAlignment,
   type HistoryEventRef,
+  type HistorySegment,
   type StepEvents,
   stepAtEvent,
 } from './historyPoint';

@@ -46,6 +46,11 @@ export interface TimelineStep {
   step: number;
   kind: 'llm' | 'tool';
   activityId: string;
+  /**
+   * The execution the step ran in, when it is not the header's: a later segment of a run that continued as new,
+   * whose activity ids start again (FORMAT.md, `segment`).
+   */
+  runId?: string;
   attempts: number;
   /** First frame of the step on the tape (its first observation, blob or activity.start). */
   firstFrame: number;
@@ -133,6 +138,8 @@ function sharedBlobValue(tape: Tape, ref: unknown): unknown {
 
 interface Attempt {
   activityId: string;
+  /** The segment's run id, when not the header's. */
+  runId?: string;
   /** The activity's own (segment's) run plus its id: ids restart in each segment of a run that continued as new. */
   key: string;
   attempt: number;
@@ -191,6 +198,7 @@ export function readTimeline(input: string | Tape, name?: string): Timeline {
     if (!a) {
       a = {
         activityId,
+        ...(typeof p.runId === 'string' && p.runId !== tape.header.runId ? { runId: p.runId } : {}),
         key: activityKey,
         attempt: p.attempt as number,
         type,
@@ -345,6 +353,7 @@ function buildStep(
     step: a.step,
     kind: a.kind!,
     activityId: a.activityId,
+    ...(a.runId !== undefined ? { runId: a.runId } : {}),
     attempts,
     firstFrame: firstOfStep.get(a.step) ?? a.frames[0]!.index,
     lastFrame: lastOfStep.get(a.step) ?? a.frames.at(-1)!.index,

@@ -119,7 +119,9 @@ describe('a .jbxb bug report replays anywhere', () => {
     const m = written.manifest;
     expect(m.tape).toMatchObject({ workflowType: 'moonAgent', sealed: true, outcome: 'completed' });
     expect(m.history?.eventCount).toBeGreaterThan(20);
-    expect(m.parts.map((p) => p.kind)).toEqual(['tape', 'history', 'workflowCode']);
+    // The history's claims (payloads the content store holds) travel with it: the bundle needs no store.
+    expect(m.parts.map((p) => p.kind)).toEqual(['tape', 'history', 'workflowCode', 'content']);
+    expect(m.content?.blobs).toBeGreaterThan(0);
     expect(m.workflowCode.hash).toBe(m.tape.agentCodeHash);
     expect(m.parts[0]!.bytes).toBe(readFileSync(tape).length);
     // The run's large payloads are in its content store, the history holding claims on them; the bundle's history
@@ -202,6 +204,7 @@ describe('a .jbxb bug report replays anywhere', () => {
       parts[1]!,
       parts[2]!,
       { kind: 'workflowCode', name: parts[3]!.name, data: code },
+      ...parts.slice(4),
     ]);
     expect(() => openBundle('forged.jbxb', forged)).toThrow(BundleCorruptError);
     expect(() => openBundle('forged.jbxb', forged)).toThrow(
