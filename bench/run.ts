@@ -8,6 +8,7 @@ import { breakerSuite } from './suites/breaker';
 import { cliSuite } from './suites/cli';
 import { e2eRunSuite } from './suites/e2eRun';
 import { exportSuite } from './suites/export';
+import { historySuite } from './suites/history';
 import { loadSuite } from './suites/load';
 import { proxySuite } from './suites/proxy';
 import { recordingSuite } from './suites/recording';
@@ -34,6 +35,7 @@ const suites = [
   tapeListingSuite,
   viewerSuite,
   cliSuite,
+  historySuite,
 ];
 
 async function main() {
