@@ -77,12 +77,18 @@ async function history(
   // from the tape folder's content store: the bundle then replays with no store at all.
   const store = contentStoreOfTapeDir(path.dirname(tapeFile));
   try {
+    const content = await contentOfHistories(
+      segments.map((s) => s.history),
+      store,
+    );
+    if (content.missing.length)
+      info(
+        `warning: the content store ${store.location} lacks ${content.missing.length} blob(s) the history refers to (first ${content.missing[0]}); ` +
+          'the bundle replays offline, but `jbx replay --temporal` of it will fail. Point JUKEBOX_CONTENT_DIR (or the tape store) at the store the run used and bundle again',
+      );
     return {
       segments: storedHistoryFiles(tapeFile).map((f) => ({ runId: f.runId, bytes: readFileSync(f.file) })),
-      content: await contentOfHistories(
-        segments.map((s) => s.history),
-        store,
-      ),
+      content: content.blobs,
     };
   } finally {
     await store.close();

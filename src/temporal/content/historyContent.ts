@@ -4,7 +4,7 @@
  */
 import type { Payload } from '@temporalio/common';
 import { StorageDriverClaim } from '@temporalio/common';
-import type { ContentStore } from '../../recorder/content';
+import { ContentMissingError, type ContentStore } from '../../recorder/content';
 import { ContentDriver } from './contentDriver';
 import { claimOf } from './historyPayloads';
 
@@ -23,11 +23,14 @@ function* payloadsIn(value: unknown, depth = 0): Generator<Payload> {
   for (const v of Object.values(o)) yield* payloadsIn(v, depth + 1);
 }
 
-/** The blobs (hash → bytes) the claims in `histories` need, read from `content`. */
+/**
+ * The blobs (hash → bytes) the claims in `histories` need, read from `content`; `missing`: the claims whose
+ * blobs the store does not hold (a bundle without them still replays offline, not with Temporal's replayer).
+ */
 export async function contentOfHistories(
   histories: readonly unknown[],
   content: ContentStore,
-): Promise<Map<string, Uint8Array>> {
+): Promise<{ blobs: Map<string, Uint8Array>; missing: string[] }> {
   const blobs = new Map<string, Uint8Array>();
   const keeping: ContentStore = {
     location: content.location,
@@ -41,12 +44,18 @@ export async function contentOfHistories(
   };
   const driver = new ContentDriver(keeping);
   const seen = new Set<string>();
+  const missing: string[] = [];
   for (const history of histories)
     for (const payload of payloadsIn(history)) {
       const claim = claimOf(payload);
       if (!claim || seen.has(claim.hash!)) continue;
       seen.add(claim.hash!);
-      await driver.retrieve({}, [new StorageDriverClaim(claim)]);
+      try {
+        await driver.retrieve({}, [new StorageDriverClaim(claim)]);
+      } catch (err) {
+        if (!(err instanceof ContentMissingError)) throw err;
+        missing.push(claim.hash!);
+      }
     }
-  return blobs;
+  return { blobs, missing };
 }
