@@ -67,6 +67,17 @@ function claims(node: unknown): number {
   return Object.values(v).reduce<number>((n, x) => n + claims(x), 0);
 }
 
+/** The blob hashes a history's claims name. */
+function claimHashes(node: unknown, out = new Set<string>()): Set<string> {
+  if (typeof node !== 'object' || node === null || node instanceof Uint8Array) return out;
+  const v = node as Record<string, unknown>;
+  const claim =
+    v.data instanceof Uint8Array && typeof v.metadata === 'object' ? claimOf(v as never) : undefined;
+  if (claim?.hash) out.add(claim.hash);
+  else for (const x of Object.values(v)) claimHashes(x, out);
+  return out;
+}
+
 describe('a .jbxb bug report replays anywhere', () => {
   const work = mkdtempSync(path.join(os.tmpdir(), 'jbx-bundle-'));
   const source = path.join(work, 'agent-src');
@@ -119,16 +130,21 @@ describe('a .jbxb bug report replays anywhere', () => {
     const m = written.manifest;
     expect(m.tape).toMatchObject({ workflowType: 'moonAgent', sealed: true, outcome: 'completed' });
     expect(m.history?.eventCount).toBeGreaterThan(20);
-    // The history's claims (payloads the content store holds) travel with it: the bundle needs no store.
     expect(m.parts.map((p) => p.kind)).toEqual(['tape', 'history', 'workflowCode', 'content']);
-    expect(m.content?.blobs).toBeGreaterThan(0);
     expect(m.workflowCode.hash).toBe(m.tape.agentCodeHash);
     expect(m.parts[0]!.bytes).toBe(readFileSync(tape).length);
-    // The run's large payloads are in its content store, the history holding claims on them; the bundle's history
-    // holds the payloads themselves, so Temporal's replayer needs no store where it is received.
-    expect(claims(loadStoredHistory(tape).history)).toBeGreaterThan(0);
-    expect(claims(openBundle(report).history)).toBe(0);
-    expect(openBundle(report).history?.events).toHaveLength(loadStoredHistory(tape).history.events!.length);
+    // The run's large payloads are in its content store, the history holding claims on them. The bundle's history
+    // is the stored file byte for byte, claims and all, and its content part holds each blob they name, so
+    // Temporal's replayer needs no store where it is received.
+    const stored = loadStoredHistory(tape);
+    const opened = openBundle(report);
+    expect(claims(stored.history)).toBeGreaterThan(0);
+    expect(Buffer.from(opened.parts.find((p) => p.kind === 'history')!.data)).toEqual(
+      readFileSync(path.join(path.dirname(tape), stored.sidecar.history)),
+    );
+    expect(m.content?.blobs).toBe(opened.content.size);
+    expect(opened.content.size).toBeGreaterThanOrEqual(claimHashes(stored.history).size);
+    for (const hash of claimHashes(stored.history)) expect(opened.content.has(hash)).toBe(true);
   });
 
   it('replays offline and with --temporal from an empty folder, with no agent source and no network', async () => {
