@@ -9,7 +9,13 @@ import type { BreakerTrip } from '../../src/breaker/trip';
 import { localEndpoints } from '../../src/llm';
 import { UnknownModelPriceError } from '../../src/llm/pricing';
 import { readTape } from '../../src/recorder/tape';
-import { breakerStatus, bundleAgentWorkflows, closeBreaker, startAgentGroup } from '../../src/temporal';
+import {
+  breakerStatus,
+  bundleAgentWorkflows,
+  closeBreaker,
+  JukeboxPlugin,
+  startAgentGroup,
+} from '../../src/temporal';
 import type { AgentGroupInput } from '../../src/temporal/workflow/agentGroupWorkflow';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker, EXAMPLE_WORKFLOWS_PATH } from '../support/temporal';
@@ -123,7 +129,11 @@ describe('the cost cap trips mid-stream', () => {
     expect(after.tracks[0]!.spentUsd).toBeGreaterThan(0.0001);
     // The breaker's state lives in the workflow: replaying the history (trip, signal, resume) must reproduce it.
     await Worker.runReplayHistory(
-      { workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH) },
+      // The plugin's replay side reads the history's payload claims from the content store beside the tapes.
+      {
+        workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
+        plugins: [new JukeboxPlugin({ tape: { dir: tapeDir } })],
+      },
       await handle.fetchHistory(),
     );
   });

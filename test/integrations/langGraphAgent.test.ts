@@ -10,7 +10,7 @@ import { ReplayBook, wrapOpenAI } from '../../src/integrations';
 import { localEndpoints } from '../../src/llm';
 import { TapeStore } from '../../src/recorder';
 import { readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
-import { bundleAgentWorkflows, forkRun, startAgent } from '../../src/temporal';
+import { bundleAgentWorkflows, forkRun, JukeboxPlugin, startAgent } from '../../src/temporal';
 import { loadModelScript, type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
 import { summarizeTool } from './fixtures/summarizeTool';
@@ -79,7 +79,11 @@ describe('frameworks as Jukebox agents on the real Temporal dev server', () => {
     // Temporal re-runs the graph against the recorded history: any nondeterminism in it fails here.
     const history = await handle.fetchHistory();
     await Worker.runReplayHistory(
-      { workflowBundle: await bundleAgentWorkflows(WORKFLOWS) },
+      // The plugin's replay side reads the history's payload claims from the content store beside the tapes.
+      {
+        workflowBundle: await bundleAgentWorkflows(WORKFLOWS),
+        plugins: [new JukeboxPlugin({ tape: { dir } })],
+      },
       history,
       handle.workflowId,
     );

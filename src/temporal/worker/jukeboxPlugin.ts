@@ -23,7 +23,7 @@ import { JukeboxError } from '../../errors';
 import { endpointsFromEnv, type LlmEndpoints } from '../../llm';
 import { hashWorkflowBundle, TapeRecorder, type TapeRecorderOptions } from '../../recorder';
 import { contentStoreFor } from '../../recorder/content';
-import { tapeDirFromEnv } from '../../recorder/store';
+import { FolderTapeStore, type TapeStore, tapeDirFromEnv } from '../../recorder/store';
 import type { JukeboxTelemetryOptions } from '../../telemetry';
 import { storeWorkflowCode } from '../../timetravel/bundle/codeStore';
 import {
@@ -227,9 +227,17 @@ export class JukeboxPlugin implements WorkerPlugin, ClientPlugin, BundlerPlugin 
       },
       // A replayed workflow still calls the tape barrier; the sink does nothing during replay.
       sinks: { ...options.sinks, ...tapeSinks(undefined) },
-      // A history's payloads past the threshold are claims: the replayer reads them from the content store.
-      dataConverter: this.dataConverter(options.dataConverter, 'throw'),
+      // A history's payloads past the threshold are claims: the replayer reads them from the content store
+      // beside the tapes this plugin records into (its `tape` option), as the worker that ran the history did.
+      dataConverter: this.dataConverter(options.dataConverter, 'throw', this.replayTapeStore()),
     };
+  }
+
+  /** The tape store the `tape` option names, for a replay worker that records nothing but reads content. */
+  private replayTapeStore(): TapeStore | undefined {
+    const tape = this.options.tape;
+    if (!tape) return undefined;
+    return tape.store ?? (tape.dir ? new FolderTapeStore({ dir: tape.dir }) : undefined);
   }
 
   /**
