@@ -1,4 +1,10 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+/**
+ * What every benchmark suite shares: the row it reports (Jukebox's figure beside a peer measured in the same run),
+ * the record of one suite's run (machine, cores, load before and after, date, the breaker it ran with), and the
+ * timing helpers. The runner (bench/run.ts) is the one place that records a run; suites only measure.
+ */
+import { execFileSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 
 /** One row of the results table: Jukebox's figure, the peer it is measured against in the same run, the ratio. */
@@ -17,7 +23,37 @@ export interface BenchResult {
 
 export interface BenchSuite {
   name: string;
+  /**
+   * How the circuit breaker is set for this suite's agent runs, and why: the runner prints it beside the rows and
+   * RESULTS.md states it, so a reader knows what was guarded (say so when the suite runs no agent).
+   */
+  breaker: string;
   run(): Promise<BenchResult[]>;
+}
+
+/** The machine a suite ran on. */
+export interface MachineInfo {
+  host: string;
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  os: string;
+  node: string;
+}
+
+/** One suite's run, as bench/results.json keeps it. */
+export interface SuiteRun {
+  suite: string;
+  breaker: string;
+  startedAt: string;
+  finishedAt: string;
+  seconds: number;
+  /** 1-, 5- and 15-minute load averages when the suite started and when it ended. */
+  load: { before: number[]; after: number[] };
+  machine: MachineInfo;
+  /** The commit measured, `-dirty` when the tree had changes. */
+  commit: string;
+  rows: BenchResult[];
 }
 
 export function result(
@@ -45,6 +81,11 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** Smallest and largest of `values`, as "min-max" with the unit's precision: the spread a median hides. */
+export function spread(values: number[]): string {
+  return `${fmt(Math.min(...values))}-${fmt(Math.max(...values))}`;
+}
+
 /**
  * Times `runs` calls of `once` after one untimed warm-up call (which fills the worker's caches and the
  * server's namespace state), so every suite measures steady state the same way.
@@ -59,7 +100,26 @@ export async function timeRuns(runs: number, once: (i: number) => Promise<void>)
   return times;
 }
 
-function fmt(n: number | null): string {
+/**
+ * Times `sides` in turn, `rounds` times each, after one untimed warm-up round: both sides see the same
+ * stretch of machine load, where timing one side's runs and then the other's would hand one of them a quieter
+ * minute. Returns each side's times in round order.
+ */
+export async function interleave<K extends string>(
+  rounds: number,
+  sides: Record<K, (round: number) => Promise<void>>,
+): Promise<Record<K, number[]>> {
+  const times = Object.fromEntries(Object.keys(sides).map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i <= rounds; i++)
+    for (const k of Object.keys(sides) as K[]) {
+      const t0 = performance.now();
+      await sides[k](i);
+      if (i > 0) times[k].push(performance.now() - t0);
+    }
+  return times;
+}
+
+export function fmt(n: number | null): string {
   if (n === null) return '-';
   if (n === 0) return '0';
   const abs = Math.abs(n);
@@ -84,9 +144,35 @@ export function formatTable(results: BenchResult[]): string {
   return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
-export function writeResults(results: BenchResult[], dir: string): string {
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, 'results.json');
-  writeFileSync(file, `${JSON.stringify({ measuredAt: new Date().toISOString(), results }, null, 2)}\n`);
-  return file;
+export function machineInfo(): MachineInfo {
+  const cpus = os.cpus();
+  return {
+    host: os.hostname(),
+    cpu: cpus[0]?.model.trim() ?? 'unknown',
+    cores: os.availableParallelism(),
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+  };
+}
+
+export function loadAverage(): number[] {
+  return os.loadavg().map((l) => Math.round(l * 100) / 100);
+}
+
+/** The measured commit; `unknown` outside a git checkout. */
+export function measuredCommit(root = path.join(__dirname, '..')): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+    return dirty ? `${head}-dirty` : head;
+  } catch {
+    return 'unknown';
+  }
 }

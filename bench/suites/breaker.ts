@@ -37,6 +37,8 @@ async function perOpAsync(n: number, fn: (i: number) => Promise<void>): Promise<
  */
 export const breakerSuite: BenchSuite = {
   name: 'breaker',
+  breaker:
+    'measured itself: the detectors and the cost cap are the subject, on synthetic messages and streams',
   async run() {
     const out = [];
 

@@ -19,6 +19,7 @@ import { localEndpoints } from '../../src/llm';
 import { bundleAgentWorkflows, captureRunHistory, createJukeboxWorker, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
 import { readTimeline } from '../../src/timetravel/replay';
+import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 import { EXAMPLE_WORKFLOWS_PATH, JBX_BIN } from '../paths';
 
@@ -123,7 +124,12 @@ export async function recordSampleTape(tapeDir: string): Promise<string> {
       const h = await startAgent(
         'researchAgent',
         { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 },
-        { connection, namespace: config.namespace, taskQueue },
+        {
+          connection,
+          namespace: config.namespace,
+          taskQueue,
+          runOptions: { breaker: SCRIPTED_MODEL_BREAKER },
+        },
       );
       await h.result();
       return (await captureRunHistory(h, tapeDir)).tapeFile;
@@ -137,6 +143,7 @@ export async function recordSampleTape(tapeDir: string): Promise<string> {
 
 export const cliSuite: BenchSuite = {
   name: 'cli',
+  breaker: `${SCRIPTED_MODEL_BREAKER_NOTE} (the run that records the tape the CLI replays)`,
   async run() {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-cli-'));
     try {

@@ -18,6 +18,7 @@ import {
   startAgent,
 } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
+import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
 import { FLOOR_WORKFLOWS_PATH, floorActivities } from '../floor';
 import { type BenchSuite, median, result } from '../harness';
 import { breakdownHistory, meanBreakdown, type RunBreakdown } from '../historyBreakdown';
@@ -28,11 +29,8 @@ const STEPS = 20;
 const ACTIVITIES = STEPS * 2 + 1;
 const RUNS = 7;
 
-/**
- * The breaker stays on (its per-step work is part of what a Jukebox step costs) with a spend velocity the
- * scripted model's instant answers cannot reach: at durable-step speed they stream thousands of tokens a second.
- */
-const BENCH_BREAKER = { velocity: { maxOutputTokensPerMinute: 1e9, maxUsdPerMinute: 1e9 } };
+/** The breaker stays on: its per-step work is part of what a Jukebox step costs (bench/breakers.ts). */
+const BENCH_BREAKER = SCRIPTED_MODEL_BREAKER;
 
 const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace() {} };
 
@@ -45,6 +43,7 @@ const silent = { log() {}, info() {}, warn() {}, error() {}, debug() {}, trace()
  */
 export const e2eRunSuite: BenchSuite = {
   name: 'e2e',
+  breaker: SCRIPTED_MODEL_BREAKER_NOTE + '; one row runs with the breaker off to price it',
   async run() {
     const config = temporalConfigFromEnv();
     await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });

@@ -17,6 +17,7 @@ import type { LlmRequest, LlmResponse } from '../../src/llm/types';
 import { Redactor, TapeRecorder } from '../../src/recorder';
 import { readTape } from '../../src/recorder/tape';
 import { exportTape, tapeTelemetry } from '../../src/telemetry';
+import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 const STEPS = 1_000;
@@ -116,6 +117,7 @@ function sdkRoute(file: string): number {
 
 export const exportSuite: BenchSuite = {
   name: 'export',
+  breaker: NO_AGENT_NOTE,
   async run(): Promise<BenchResult[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-export-'));
     try {

@@ -494,6 +494,8 @@ function rows(
  */
 export const loadSuite: BenchSuite = {
   name: 'load',
+  breaker:
+    'off (breaker: false) on the Jukebox worker: hundreds of concurrent runs of one scripted agent share the worker, and what is measured is runs lost and throughput against the bare Temporal floor',
   async run() {
     const config = temporalConfigFromEnv();
     await startDevServer({ cliPath: await ensureTemporalCli(), detached: true });

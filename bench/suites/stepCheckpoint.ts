@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { BoothRuntime, type ShadowBooth } from '../../src/booth/shadowBooth';
+import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 
 type Tool = (booth: ShadowBooth, i: number) => Promise<string>;
@@ -83,6 +84,7 @@ async function measure(runtime: BoothRuntime, tool: Tool, runs: number) {
 
 export const stepCheckpointSuite: BenchSuite = {
   name: 'stepCheckpoint',
+  breaker: NO_AGENT_NOTE,
   async run(): Promise<BenchResult[]> {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-steps-'));
     const out: BenchResult[] = [];

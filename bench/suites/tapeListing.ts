@@ -8,6 +8,7 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TapeWriter } from '../../src/recorder/tape';
+import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 import { JBX_BIN } from '../paths';
 
@@ -91,6 +92,7 @@ function timed(argv: string[]): number {
 
 export const tapeListingSuite: BenchSuite = {
   name: 'tapeListing',
+  breaker: NO_AGENT_NOTE,
   async run(): Promise<BenchResult[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jbx-bench-ls-'));
     try {

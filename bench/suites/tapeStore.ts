@@ -21,6 +21,7 @@ import {
 import { ActivityTape } from '../../src/recorder/activityTape';
 import { verifyTape } from '../../src/recorder/tape';
 import { readTimeline } from '../../src/timetravel/replay';
+import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchSuite, result } from '../harness';
 
 const THROUGHPUT_STEPS = 300;
@@ -78,6 +79,7 @@ const runOf = (name: string): RunIdentity => ({
 
 export const tapeStoreSuite: BenchSuite = {
   name: 'tapeStore',
+  breaker: NO_AGENT_NOTE,
   async run() {
     const server = await startObjectServer({ log: (m) => process.stderr.write(`bench: ${m}\n`) });
     const bucket = await server.bucket();

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import type { LlmRequest, LlmResponse } from '../../src/llm/types';
 import { TapeRecorder } from '../../src/recorder';
+import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 import { JBX_BIN } from '../paths';
 
@@ -132,6 +133,7 @@ function startJbxView(dir: string): Promise<{ url: string; child: ChildProcess }
 
 export const viewerSuite: BenchSuite = {
   name: 'viewer',
+  breaker: NO_AGENT_NOTE,
   async run(): Promise<BenchResult[]> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-viewer-'));
     process.stderr.write(`bench viewer: recording a ${STEPS}-step run...\n`);
