@@ -1,35 +1,33 @@
 /**
- * Time travel: replaying a recorded 51-step run (26 model calls, 25 tool calls) in process from its tape,
- * against re-running the agent with the same 26 recorded HTTP exchanges replayed by Polly.js and by nock, and
- * against Temporal's own Worker.runReplayHistory of the same run; the whole `jbx replay` process; and a fork
- * at step 40 against re-running those steps live.
+ * Time travel: replaying a recorded 51-step run (26 model calls, 25 tool calls), each comparison doing equal work
+ * on both sides. Cold: Jukebox opens, reads, verifies and decodes the .jbx file for every replay, against Polly.js,
+ * nock and a same-layer peer that read their recordings for every replay. Warm: the tape in memory, against the
+ * peers with their recordings loaded once. Both per model call. Temporal's replayer warm against warm (one replay
+ * worker for many histories) and cold against cold (the history read from the tape and a new replay worker each
+ * time). The Jukebox/peer pairs run in a process that only replays (bench/replayCompare.ts), interleaved. Then
+ * the quickstart's booth tapes, a folder of tapes, the CLI as processes, and a fork at step 40.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import FetchAdapter from '@pollyjs/adapter-fetch';
-import { Polly, type PollyConfig } from '@pollyjs/core';
-import FSPersister from '@pollyjs/persister-fs';
 import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { researchAgent } from '../../examples/sample/agent';
 import { stepScript } from '../../examples/sample/stepScript';
 import { researchTools } from '../../examples/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
-import { ToolRegistry } from '../../src/agent/tools';
-import { LlmClient, localEndpoints } from '../../src/llm';
-import { contentStoreFor } from '../../src/recorder/content';
+import { localEndpoints } from '../../src/llm';
+import { contentStoreOfTapeDir } from '../../src/recorder/content';
 import {
   bundleAgentWorkflows,
   captureRunHistory,
-  createDirectContext,
   createJukeboxWorker,
   forkRun,
+  jukeboxDataConverter,
   loadStoredHistory,
   startAgent,
 } from '../../src/temporal';
-import { jukeboxDataConverter } from '../../src/temporal/content/dataConverter';
 import { startModelServer } from '../../src/testing/modelserver';
 import { readTimeline, replayTape } from '../../src/timetravel/replay';
 import {
@@ -40,10 +38,15 @@ import {
   replayLoopMs,
   tapeFolder,
 } from '../boothTapes';
-import { type BenchSuite, median, result, timeRuns } from '../harness';
+import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
+import { type BenchSuite, interleave, median, result, spread, timeRuns } from '../harness';
 import { EXAMPLE_WORKFLOWS_PATH, JBX_BIN } from '../paths';
+import { readVerifyAndBound } from '../readBound';
+import type { CompareResult, CompareSpec } from '../replayCompare';
+import { recordPeers } from '../replayPeers';
 
 const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');
+const REPLAY_COMPARE = path.join(__dirname, '../replayCompare.ts');
 const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
 const FORK_AT = 40;
 const INPUT = { question: 'Walk the knowledge base.', maxTurns: TURNS + 2 };
@@ -53,44 +56,10 @@ const ROOT = path.join(__dirname, '../..');
 const FOLDER_TAPES = Number(process.env.JBX_BENCH_REPLAY_FOLDER ?? 1000);
 /** Single `jbx replay TAPE` processes timed for the per-tape peer (its median times the folder's tape count). */
 const SINGLE_PROCESSES = 5;
-
-type Exchange = { url: string; body: string; status: number; headers: Record<string, string> };
-
-/** Runs the agent directly (no Temporal) against `url`, as a peer that needs its HTTP answered. */
-async function runDirect(url: string) {
-  const ctx = createDirectContext({
-    llm: new LlmClient(localEndpoints(url)),
-    tools: new ToolRegistry(researchTools),
-  });
-  return researchAgent.run(ctx, INPUT);
-}
-
-/** One live direct run with fetch teed, so every model exchange's SSE body is captured verbatim. */
-async function captureExchanges(url: string): Promise<Exchange[]> {
-  const exchanges: Exchange[] = [];
-  const real = globalThis.fetch;
-  globalThis.fetch = async (input, init) => {
-    const res = await real(input, init);
-    const body = await res.text();
-    const headers: Record<string, string> = {};
-    res.headers.forEach((v, k) => {
-      headers[k] = v;
-    });
-    exchanges.push({
-      url: String(input instanceof Request ? input.url : input),
-      body,
-      status: res.status,
-      headers,
-    });
-    return new Response(body, { status: res.status, headers: res.headers });
-  };
-  try {
-    await runDirect(url);
-  } finally {
-    globalThis.fetch = real;
-  }
-  return exchanges;
-}
+/** Rounds of each Jukebox/peer pair: against the same-layer peer, against the HTTP peers, against Temporal. */
+const ROUNDS = Number(process.env.JBX_BENCH_REPLAY_ROUNDS ?? 200);
+const HTTP_ROUNDS = Number(process.env.JBX_BENCH_REPLAY_HTTP_ROUNDS ?? 15);
+const TEMPORAL_ROUNDS = Number(process.env.JBX_BENCH_REPLAY_TEMPORAL_ROUNDS ?? 10);
 
 function processMs(args: string[], runs: number): number {
   const times: number[] = [];
@@ -103,8 +72,34 @@ function processMs(args: string[], runs: number): number {
   return median(times);
 }
 
+/**
+ * Temporal's replayer kept warm: one Worker.runReplayHistories for `n` copies of the history (one replay worker,
+ * the bundle loaded once), each copy's time taken between consecutive results; the first is left out as warm-up.
+ */
+async function warmTemporalMs(
+  replayOptions: Parameters<typeof Worker.runReplayHistories>[0],
+  history: Parameters<typeof Worker.runReplayHistory>[1],
+  workflowId: string,
+  n: number,
+): Promise<number[]> {
+  async function* histories() {
+    for (let i = 0; i <= n; i++) yield { workflowId: `${workflowId}-${i}`, history };
+  }
+  const times: number[] = [];
+  let last = performance.now();
+  let i = 0;
+  for await (const r of Worker.runReplayHistories(replayOptions, histories())) {
+    if (r.error) throw r.error;
+    const now = performance.now();
+    if (i++ > 0) times.push(now - last);
+    last = now;
+  }
+  return times;
+}
+
 export const replaySuite: BenchSuite = {
   name: 'replay',
+  breaker: `${SCRIPTED_MODEL_BREAKER_NOTE}; a replay itself runs no breaker (the tape answers every step)`,
   async run() {
     const config = temporalConfigFromEnv();
     await startDevServer({ detached: true });
@@ -116,6 +111,7 @@ export const replaySuite: BenchSuite = {
     const workflowBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
     const taskQueue = `bench-replay-${Date.now()}`;
     const closers: (() => Promise<void>)[] = [];
+    const runOptions = { breaker: SCRIPTED_MODEL_BREAKER };
     const worker = await createJukeboxWorker({
       connection: nativeConnection,
       namespace: config.namespace,
@@ -135,6 +131,7 @@ export const replaySuite: BenchSuite = {
             connection,
             namespace: config.namespace,
             taskQueue,
+            runOptions,
           });
           await h.result();
           tapeFile = (await captureRunHistory(h, tapeDir)).tapeFile;
@@ -148,6 +145,7 @@ export const replaySuite: BenchSuite = {
             namespace: config.namespace,
             taskQueue,
             tapeDir,
+            runOptions,
           });
           if (f.error) throw new Error(`fork failed: ${f.error}`);
         });
@@ -156,94 +154,66 @@ export const replaySuite: BenchSuite = {
       const { tapeFile } = measured;
       const timeline = readTimeline(tapeFile);
       const steps = timeline.steps.length;
+      const modelCalls = timeline.steps.filter((s) => s.kind === 'llm').length;
 
-      // In-process replay, tape already read (as a test or an eval loop replays it many times): in a process
-      // that only replays (bench/replayLoop.ts), and, for comparison, inside this one, whose heap also holds a
-      // Temporal worker, model servers and the HTTP peers.
-      const loop = spawnSync(process.execPath, ['--import', 'tsx', REPLAY_LOOP, tapeFile, '3000'], {
-        encoding: 'utf8',
-      });
-      if (loop.status !== 0) throw new Error(`bench/replayLoop.ts failed: ${loop.stderr}`);
-      const replayMs = (JSON.parse(loop.stdout) as { perReplayMs: number }).perReplayMs;
-      const replayRuns = 2000;
-      for (let i = 0; i < 200; i++) await replayTape(tapeFile, { agent: researchAgent as never, timeline });
-      const t0 = performance.now();
-      for (let i = 0; i < replayRuns; i++) {
-        const r = await replayTape(tapeFile, { agent: researchAgent as never, timeline });
-        if (r.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(r.divergence)}`);
-      }
-      const replayInBenchMs = (performance.now() - t0) / replayRuns;
-      const withRead = median(
-        await timeRuns(50, async () => {
-          await replayTape(tapeFile, { agent: researchAgent as never });
-        }),
-      );
-
-      // Peers: the same agent re-run with its recorded HTTP exchanges replayed. A fresh model server: the
-      // worker's pooled keep-alive sockets to the first one may have been closed under it by now.
+      // The peers' recordings of the same run, from a fresh model server (the worker's pooled keep-alive sockets
+      // to the first one may have been closed under it by now); closed before any replay, so a request that is
+      // not replayed fails.
       await model.close();
       const peerModel = await startModelServer({ script: script() });
-      closers.push(() => peerModel.close());
-      const exchanges = await captureExchanges(peerModel.url);
-      // Imported here, not at the top: nock intercepts every HTTP request of the process from the moment it
-      // loads, and bench/run.ts loads every suite, so a top-level import slowed the other suites' model calls.
-      const { default: nock } = await import('nock');
-      const nockMs = median(
-        await timeRuns(20, async () => {
-          for (const e of exchanges) {
-            const u = new URL(e.url);
-            nock(u.origin).post(u.pathname).reply(e.status, e.body, e.headers);
-          }
-          await runDirect(peerModel.url);
-          if (!nock.isDone()) throw new Error('nock: not every recorded exchange was replayed');
-          nock.cleanAll();
-        }),
+      const recordings = await recordPeers(path.join(tapeDir, 'peers'), peerModel.url, () =>
+        peerModel.loadScript(script()),
       );
-      nock.restore();
+      await peerModel.close();
 
-      Polly.register(FetchAdapter);
-      Polly.register(FSPersister);
-      const recordings = path.join(tapeDir, 'polly');
-      const pollyOptions: PollyConfig = {
-        adapters: ['fetch'],
-        persister: 'fs',
-        persisterOptions: { fs: { recordingsDir: recordings } },
-        matchRequestsBy: { headers: false, order: true },
-        logLevel: 'silent',
+      // Every Jukebox/peer pair, in a process that only replays.
+      const spec: CompareSpec = { tape: tapeFile, recordings, rounds: ROUNDS, httpRounds: HTTP_ROUNDS };
+      const specFile = path.join(tapeDir, 'compare.json');
+      writeFileSync(specFile, JSON.stringify(spec));
+      const compared = spawnSync(process.execPath, ['--import', 'tsx', REPLAY_COMPARE, specFile], {
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      });
+      if (compared.status !== 0) throw new Error(`bench/replayCompare.ts failed: ${compared.stderr}`);
+      const pairs = JSON.parse(compared.stdout) as CompareResult;
+      const pairRow = (name: string, side: string, peer: string, key: string, note: string, per = 1) => {
+        const t = pairs[key]!;
+        return result(
+          name,
+          median(t.jukebox) / per,
+          'ms',
+          peer,
+          median(t.peer) / per,
+          `${note}; ${t.jukebox.length} rounds interleaved, spread ${side} ${spread(t.jukebox.map((x) => x / per))} ms, peer ${spread(t.peer.map((x) => x / per))} ms`,
+        );
       };
-      peerModel.loadScript(script());
-      const recorder = new Polly('replay-bench', { ...pollyOptions, mode: 'record' });
-      await runDirect(peerModel.url);
-      await recorder.stop();
-      await peerModel.close(); // from here on a request that is not replayed fails
-      const pollyMs = median(
-        await timeRuns(10, async () => {
-          const polly = new Polly('replay-bench', {
-            ...pollyOptions,
-            mode: 'replay',
-            recordIfMissing: false,
-          });
-          try {
-            await runDirect(peerModel.url);
-          } finally {
-            await polly.stop();
-          }
-        }),
-      );
 
-      // Temporal's replayer on the same run's history (bundle prepared, as for a warm replayer). Payloads past the
-      // threshold are claims in the history: it reads them from the content store the worker wrote them to.
-      const dataConverter = jukeboxDataConverter({ store: contentStoreFor() });
+      // Reading and verifying the tape, per frame, beside its bound (the same bytes read, hashed, chained, decoded).
+      const read = readVerifyAndBound(tapeFile, 50);
+
+      // Temporal's replayer: warm against the warm Jukebox replay, cold against the cold one, in this process.
       const { history } = loadStoredHistory(tapeFile);
-      const temporalMs = median(
-        await timeRuns(5, async () => {
-          await Worker.runReplayHistory(
-            { workflowBundle, dataConverter },
-            history,
-            timeline.tape.header.workflowId,
-          );
-        }),
-      );
+      const workflowId = timeline.tape.header.workflowId;
+      const agent = researchAgent as never;
+      // Payloads past the content threshold are claims in the history: the replayer reads them from the store.
+      const replayOptions = {
+        workflowBundle,
+        dataConverter: jukeboxDataConverter({ store: contentStoreOfTapeDir(tapeDir) }),
+      };
+      const temporalWarm = await warmTemporalMs(replayOptions, history, workflowId, TEMPORAL_ROUNDS);
+      const jukeboxWarmHere = await timeRuns(TEMPORAL_ROUNDS * 10, async () => {
+        await replayTape(tapeFile, { agent, timeline });
+      });
+      const cold = await interleave(TEMPORAL_ROUNDS, {
+        jukebox: async () => {
+          const r = await replayTape(tapeFile, { agent });
+          if (r.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(r.divergence)}`);
+        },
+        temporal: async () => {
+          const stored = loadStoredHistory(tapeFile);
+          await Worker.runReplayHistory(replayOptions, stored.history, workflowId);
+        },
+      });
 
       // The accounting quickstart's runs, with their commit steps, beside the research agent's tape.
       const [committedTape, refusedTape] = await recordQuickstartTapes({
@@ -265,11 +235,7 @@ export const replaySuite: BenchSuite = {
       const boothTemporal: number[] = [];
       for (const b of booth)
         boothTemporal.push(
-          median(
-            await timeRuns(5, async () => {
-              await Worker.runReplayHistory({ workflowBundle, dataConverter }, b.history, b.workflowId);
-            }),
-          ),
+          median(await warmTemporalMs(replayOptions, b.history, b.workflowId, TEMPORAL_ROUNDS)),
         );
 
       // A folder of the quickstart's tapes: one jbx replay DIR process against one jbx replay TAPE process each.
@@ -285,53 +251,90 @@ export const replaySuite: BenchSuite = {
       const jbxCheckedMs = processMs(['replay', tapeFile, '--against', ROOT, '--json'], 2);
       const jbxTemporalMs = processMs(['replay', '--temporal', tapeFile, '--json'], 2);
 
+      const headline = `replay from the .jbx file (read, verify, decode, replay), ${steps} steps`;
+      const warmName = `replay of the tape already in memory, ${steps} steps`;
+      const coldNote = `target <= 1 ms, toward 0.4 ms; of it, reading and verifying ${read.frames} frames: ${((read.readUs * read.frames) / 1000).toFixed(3)} ms (bound ${((read.boundUs * read.frames) / 1000).toFixed(3)} ms)`;
+      const rows = [
+        pairRow(
+          headline,
+          'jukebox',
+          'Polly.js, its recording read from disk each replay',
+          'polly.cold',
+          coldNote,
+        ),
+        pairRow(
+          headline,
+          'jukebox',
+          'nock, its definitions read and registered each replay',
+          'nock.cold',
+          `${recordings.exchanges} exchanges, matched by body`,
+        ),
+        pairRow(
+          headline,
+          'jukebox',
+          'same-layer peer, its recorded calls read from disk each replay',
+          'sameLayer.cold',
+          'recorded parsed responses answered after a deep-equal check of each request',
+        ),
+        pairRow(
+          warmName,
+          'jukebox',
+          'Polly.js, one instance, recording loaded once',
+          'polly.warm',
+          'both warm',
+        ),
+        pairRow(warmName, 'jukebox', 'nock, persisted definitions registered once', 'nock.warm', 'both warm'),
+        pairRow(
+          warmName,
+          'jukebox',
+          'same-layer peer, recorded calls in memory',
+          'sameLayer.warm',
+          'both warm; the same work at the same layer',
+        ),
+        pairRow(
+          'replay from the .jbx file, per model call',
+          'jukebox',
+          'Polly.js, cold, per model call',
+          'polly.cold',
+          `both sides divided by the run's ${modelCalls} model calls`,
+          modelCalls,
+        ),
+        pairRow(
+          'replay of the tape in memory, per model call',
+          'jukebox',
+          'same-layer peer, warm, per model call',
+          'sameLayer.warm',
+          `both sides divided by the run's ${modelCalls} model calls`,
+          modelCalls,
+        ),
+        result(
+          `read + verify the ${steps}-step tape, per frame`,
+          read.readUs,
+          'µs',
+          'its bound: file read + BLAKE3 + BLAKE2b chain + payload decode of the same bytes',
+          read.boundUs,
+          `${read.frames} frames; target <= 4 µs a frame`,
+        ),
+        result(
+          `${warmName}, against the warm Temporal replayer`,
+          median(jukeboxWarmHere),
+          'ms',
+          'Worker.runReplayHistories, one replay worker, per history',
+          median(temporalWarm),
+          `both in the bench process; Temporal spread ${spread(temporalWarm)} ms over ${temporalWarm.length} histories`,
+        ),
+        result(
+          `${headline}, against the cold Temporal replayer`,
+          median(cold.jukebox),
+          'ms',
+          'Worker.runReplayHistory: history read from the tape, a new replay worker',
+          median(cold.temporal),
+          `both in the bench process, ${TEMPORAL_ROUNDS} rounds interleaved; Temporal's workflow bundle built once beforehand`,
+        ),
+      ];
+
       return [
-        result(
-          `in-process replay, ${steps}-step tape`,
-          replayMs,
-          'ms',
-          'Polly.js replaying the same run’s HTTP',
-          pollyMs,
-          `${exchanges.length} exchanges; target <= 0.1 ms, ratio <= 0.05`,
-        ),
-        result(
-          `in-process replay, ${steps}-step tape`,
-          replayMs,
-          'ms',
-          'nock replaying the same run’s HTTP',
-          nockMs,
-          'target ratio <= 0.05',
-        ),
-        result(
-          'in-process replay, per step',
-          replayMs / steps,
-          'ms',
-          'Polly.js, per recorded HTTP exchange',
-          pollyMs / exchanges.length,
-          'target <= 0.1 ms',
-        ),
-        result(
-          `in-process replay, ${steps}-step tape`,
-          replayMs,
-          'ms',
-          'Worker.runReplayHistory, same run',
-          temporalMs,
-        ),
-        result(
-          `in-process replay, ${steps}-step tape, inside the bench process`,
-          replayInBenchMs,
-          'ms',
-          'the same in a process that only replays',
-          replayMs,
-          'a heap shared with a Temporal worker and HTTP peers',
-        ),
-        result(
-          `in-process replay incl. reading the tape`,
-          withRead,
-          'ms',
-          'Worker.runReplayHistory, same run',
-          temporalMs,
-        ),
+        ...rows,
         result(
           `jbx replay process, ${steps}-step tape (the run's stored code)`,
           jbxMs,
@@ -352,7 +355,7 @@ export const replaySuite: BenchSuite = {
             `in-process replay, quickstart ${b.label} (${b.steps} steps, commit step included)`,
             b.perReplayMs,
             'ms',
-            'Worker.runReplayHistory, same run',
+            'Worker.runReplayHistories (warm replay worker), same run',
             boothTemporal[i]!,
             `${b.events} history events`,
           ),
@@ -360,8 +363,8 @@ export const replaySuite: BenchSuite = {
             `in-process replay per step, quickstart ${b.label}`,
             b.perReplayMs / b.steps,
             'ms',
-            `the research agent's ${steps}-step tape, per step`,
-            replayMs / steps,
+            `the research agent's ${steps}-step tape in memory, per step`,
+            median(jukeboxWarmHere) / steps,
             'a commit step is several activities on the tape, answered as one step',
           ),
         ]),
