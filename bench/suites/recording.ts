@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, type Worker } from '@temporalio/worker';
@@ -10,20 +11,25 @@ import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
-import { type BenchSuite, median, result, timeRuns } from '../harness';
-import { EXAMPLE_WORKFLOWS_PATH } from '../paths';
+import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
+import { type BenchSuite, interleave, median, result, spread } from '../harness';
 
 const STEPS = 50;
-const RUNS = 3;
+/** Rounds of the interleaved on/off comparison: each round runs the recorder off, then on. */
+const ROUNDS = Number(process.env.JBX_BENCH_RECORDING_ROUNDS ?? 7);
 // About 1 KB of new assistant text a step, resent with the whole conversation on every later request.
 const FILLER = 'reviewing the notes gathered so far and deciding what to look up next. '.repeat(14);
+const WORKFLOWS = path.join(__dirname, '../flat/workflows.ts');
 
 /**
- * A 50-step growing-context chat on the dev server with the recorder on and off (same worker code, same
- * bundle), and the size of its tape against the size of the same run's Temporal history.
+ * A 50-step growing-context chat on the dev server with the recorder on and off (same worker code, same bundle),
+ * interleaved round by round so both sides see the same machine load; and the size of a run's tape against its
+ * Temporal history (protobuf, and gzip-compressed) for that growing chat and for a flat run whose requests do not
+ * grow (bench/flat/agent.ts).
  */
 export const recordingSuite: BenchSuite = {
   name: 'recording',
+  breaker: SCRIPTED_MODEL_BREAKER_NOTE,
   async run() {
     const config = temporalConfigFromEnv();
     await startDevServer({ detached: true });
@@ -31,68 +37,111 @@ export const recordingSuite: BenchSuite = {
     const model = await startModelServer({ script: script() });
     const nativeConnection = await NativeConnection.connect({ address: config.address });
     const connection = await Connection.connect({ address: config.address });
-    const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tapes-'));
-    const workflowBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
-    const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
-    const measure = async (worker: Worker, taskQueue: string) => {
-      let last: Awaited<ReturnType<typeof startAgent>> | undefined;
-      const times = await worker.runUntil(() =>
-        timeRuns(RUNS, async () => {
-          model.loadScript(script());
-          last = await startAgent('researchAgent', input, {
-            connection,
-            namespace: config.namespace,
-            taskQueue,
-          });
-          await last.result();
-        }),
-      );
-      const history = await last!.fetchHistory();
-      return {
-        ms: median(times),
-        historyBytes: temporal.api.history.v1.History.encode(history).finish().byteLength,
-      };
+    const base = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tapes-'));
+    const workflowBundle = await bundleAgentWorkflows(WORKFLOWS);
+    const stamp = Date.now();
+    const mk = (taskQueue: string, tape: false | { dir: string }) =>
+      createJukeboxWorker({
+        connection: nativeConnection,
+        namespace: config.namespace,
+        taskQueue,
+        endpoints: localEndpoints(model.url),
+        tools: researchTools,
+        workflowBundle,
+        tape,
+      });
+    const start = async (workflow: string, input: unknown, taskQueue: string) => {
+      model.loadScript(script());
+      const h = await startAgent(workflow, input, {
+        connection,
+        namespace: config.namespace,
+        taskQueue,
+        runOptions: { breaker: SCRIPTED_MODEL_BREAKER },
+      });
+      await h.result();
+      return h;
+    };
+    const historyBytes = async (h: Awaited<ReturnType<typeof start>>) => {
+      const bytes = temporal.api.history.v1.History.encode(await h.fetchHistory()).finish();
+      return { protobuf: bytes.byteLength, gzip: gzipSync(bytes).byteLength };
+    };
+    const onlyTape = (dir: string) => {
+      const tapes = readdirSync(dir).filter((f) => f.endsWith('.jbx'));
+      return median(tapes.map((f) => statSync(path.join(dir, f)).size));
     };
     try {
-      const mk = (taskQueue: string, tape: false | { dir: string }) =>
-        createJukeboxWorker({
-          connection: nativeConnection,
-          namespace: config.namespace,
-          taskQueue,
-          endpoints: localEndpoints(model.url),
-          tools: researchTools,
-          workflowBundle,
-          tape,
+      const dirs = { on: path.join(base, 'on'), flat: path.join(base, 'flat') };
+      const queues = {
+        off: `bench-rec-off-${stamp}`,
+        on: `bench-rec-on-${stamp}`,
+        flat: `bench-rec-flat-${stamp}`,
+      };
+      const off = await mk(queues.off, false);
+      const on = await mk(queues.on, { dir: dirs.on });
+      const flat = await mk(queues.flat, { dir: dirs.flat });
+      const input = { question: 'Walk the knowledge base.', maxTurns: STEPS + 2 };
+      let lastOn: Awaited<ReturnType<typeof start>> | undefined;
+      let flatRun: Awaited<ReturnType<typeof start>> | undefined;
+      const runAll = async <T>(workers: Worker[], fn: () => Promise<T>): Promise<T> =>
+        workers.length ? workers[0]!.runUntil(() => runAll(workers.slice(1), fn)) : fn();
+      const times = await runAll([off, on, flat], async () => {
+        const t = await interleave(ROUNDS, {
+          off: async () => void (await start('researchAgent', input, queues.off)),
+          on: async () => {
+            lastOn = await start('researchAgent', input, queues.on);
+          },
         });
-      const offQueue = `bench-rec-off-${Date.now()}`;
-      const off = await measure(await mk(offQueue, false), offQueue);
-      const onQueue = `bench-rec-on-${Date.now()}`;
-      const on = await measure(await mk(onQueue, { dir: tapeDir }), onQueue);
-      const tapes = readdirSync(tapeDir).filter((f) => f.endsWith('.jbx'));
-      const tapeBytes = median(tapes.map((f) => statSync(path.join(tapeDir, f)).size));
+        flatRun = await start('flatAgent', { steps: STEPS }, queues.flat);
+        return t;
+      });
+      const growing = { tape: onlyTape(dirs.on), history: await historyBytes(lastOn!) };
+      const flatSizes = { tape: onlyTape(dirs.flat), history: await historyBytes(flatRun!) };
+      const spreadNote = `interleaved, ${ROUNDS} runs each, spread on ${spread(times.on)} ms, off ${spread(times.off)} ms`;
       return [
         result(
-          `${STEPS}-step run, recorded`,
-          on.ms,
+          `${STEPS}-step growing chat, recorded`,
+          median(times.on),
           'ms',
           'same run, recorder off',
-          off.ms,
-          'target ratio <= 1.03',
+          median(times.off),
+          `${spreadNote}; target ratio <= 1.03`,
         ),
         result(
           `${STEPS}-step growing chat: tape bytes`,
-          tapeBytes,
+          growing.tape,
           'bytes',
           'Temporal history bytes (fetchHistory, protobuf)',
-          on.historyBytes,
+          growing.history.protobuf,
           'target ratio <= 0.2',
+        ),
+        result(
+          `${STEPS}-step growing chat: tape bytes`,
+          growing.tape,
+          'bytes',
+          'the same history gzip-compressed',
+          growing.history.gzip,
+        ),
+        result(
+          `${STEPS}-step flat run (same-sized requests): tape bytes`,
+          flatSizes.tape,
+          'bytes',
+          'Temporal history bytes (fetchHistory, protobuf)',
+          flatSizes.history.protobuf,
+          'bench/flat/agent.ts: one question a step, no history resent',
+        ),
+        result(
+          `${STEPS}-step flat run (same-sized requests): tape bytes`,
+          flatSizes.tape,
+          'bytes',
+          'the same history gzip-compressed',
+          flatSizes.history.gzip,
         ),
       ];
     } finally {
       await connection.close();
       await nativeConnection.close();
       await model.close();
-      rmSync(tapeDir, { recursive: true, force: true });
+      rmSync(base, { recursive: true, force: true });
     }
   },
 };
