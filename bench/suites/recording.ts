@@ -10,7 +10,7 @@ import { researchTools } from '../../examples/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
-import { startModelServer } from '../../src/testing/modelserver';
+import { type ScriptTurn, startModelServer } from '../../src/testing/modelserver';
 import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
 import { type BenchSuite, interleave, median, result, spread } from '../harness';
 
@@ -20,6 +20,19 @@ const ROUNDS = Number(process.env.JBX_BENCH_RECORDING_ROUNDS ?? 7);
 // About 1 KB of new assistant text a step, resent with the whole conversation on every later request.
 const FILLER = 'reviewing the notes gathered so far and deciding what to look up next. '.repeat(14);
 const WORKFLOWS = path.join(__dirname, '../flat/workflows.ts');
+
+/** The flat run's model script: a reply of the same size to each step's question, each its own (no loop). */
+function flatScript(steps: number): { name: string; turns: ScriptTurn[] } {
+  return {
+    name: `flat-${steps}`,
+    turns: Array.from({ length: steps }, (_, i) => ({
+      id: `item-${i}`,
+      match: { lastUser: `Check item ${i} of the list.` },
+      reply: { text: `Item ${i}: ${FILLER}`, chunkSize: 16 },
+      repeat: true,
+    })),
+  };
+}
 
 /**
  * A 50-step growing-context chat on the dev server with the recorder on and off (same worker code, same bundle),
@@ -51,7 +64,7 @@ export const recordingSuite: BenchSuite = {
         tape,
       });
     const start = async (workflow: string, input: unknown, taskQueue: string) => {
-      model.loadScript(script());
+      model.loadScript(workflow === 'flatAgent' ? flatScript(STEPS) : script());
       const h = await startAgent(workflow, input, {
         connection,
         namespace: config.namespace,
