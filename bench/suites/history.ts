@@ -87,6 +87,8 @@ const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
 export const historySuite: BenchSuite = {
   name: 'history',
+  breaker:
+    'off (breaker: false) for the runs of 8 KB pages; on, with spend velocity raised as in the e2e suite, for the other runs',
   async run() {
     const pages = envInt('JUKEBOX_BENCH_HISTORY_PAGES', 150);
     const sizes = (process.env.JUKEBOX_BENCH_HISTORY_SIZES ?? '10,100,1000').split(',').map(Number);
