@@ -37,6 +37,16 @@ export function processesMentioning(text: string): number[] {
   return pids;
 }
 
+/** The parent of `pid`, or null once it has exited (field 4 of /proc/PID/stat, after the command's name). */
+export function parentOf(pid: number): number | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return null;
+  }
+}
+
 /** Polls until `check` holds or `ms` pass; returns whether it held. */
 export async function within(ms: number, check: () => boolean, everyMs = 25): Promise<boolean> {
   const deadline = Date.now() + ms;
