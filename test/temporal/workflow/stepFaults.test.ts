@@ -4,7 +4,8 @@
  * checkpoint; between the SQL checkpoint row and the step-log record; mid-append, after the append, after its
  * fdatasync; after the checkpoint; after the step completed), let Temporal retry on a fresh worker each time,
  * let the run commit, and check the real ledger, the SQLite or PostgreSQL tables and the MCP outbox hold each
- * effect exactly once, and that the tape says which attempt's staging counted.
+ * effect exactly once, and that the tape says which attempt's staging counted. The notify MCP server runs in its
+ * own process over stdio, so each death also cuts a real transport mid-step.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +17,7 @@ import { readTape } from '../../../src/recorder/tape';
 import { startAgent } from '../../../src/temporal';
 import { readTimeline } from '../../../src/timetravel/replay';
 import { type PostgresCluster, startPostgres } from '../../support/postgres';
+import { processesMentioning, within } from '../../support/processes';
 import { expectedWorld, prepareStepWorld, readWorld } from '../../support/stepWorld';
 import { spawnWorker, type WorkerProcess } from '../../support/workerProcess';
 import type { BoothScenario } from './fixtures/boothWorkflows';
@@ -119,6 +121,9 @@ describe('a tool step killed at every point stages each effect exactly once', ()
       );
       expect(report?.mcp?.applied).toBe(2);
       expect(deaths).toEqual(STEP_CRASH_POINTS.map(() => 'SIGKILL'));
+      // Each worker ran the notify server as a child over stdio; none outlived the transport its worker's
+      // death cut (the server ends when its stdin closes).
+      expect(await within(10_000, () => processesMentioning(world.outbox).length === 0)).toBe(true);
       expect(fs.readFileSync(log, 'utf8')).toBe(String(STEP_CRASH_POINTS.length));
 
       // Each effect exactly once: the append, the move, the delete, n = n + 1, the INSERT without a natural key,
