@@ -27,6 +27,7 @@ import { researchTools } from '../../examples/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { tapeFileName } from '../../src/recorder';
+import { FolderContentStore } from '../../src/recorder/content';
 import {
   bundleAgentWorkflows,
   createJukeboxWorker,
@@ -132,6 +133,19 @@ export const historySuite: BenchSuite = {
           largePayloadThreshold: Number.MAX_SAFE_INTEGER,
         },
       });
+      // The content store on without its fsyncs (fdatasync of each new blob, fsync of the folder per batch): what
+      // of (d)'s cost is durability, which a reference in the history needs before the history holds it.
+      const nosyncQueue = `bench-history-nosync-${stamp}`;
+      const nosyncWorker = await createJukeboxWorker({
+        connection,
+        namespace: config.namespace,
+        taskQueue: nosyncQueue,
+        endpoints: localEndpoints(model.url),
+        tools: researchTools,
+        workflowBundle,
+        tape: { dir: tapeDir },
+        content: { store: new FolderContentStore(contentDir, { durable: false }) },
+      });
       const plainWorker = await Worker.create({
         connection,
         namespace: config.namespace,
@@ -167,182 +181,198 @@ export const historySuite: BenchSuite = {
       };
 
       await plainWorker.runUntil(() =>
-        inlineWorker.runUntil(() =>
-          agentWorker.runUntil(async () => {
-            // (a) The reported shape: 150 turns (a model step and its 8 KB page each), the whole conversation sent
-            // at every model step; its 150th request holds ~1.2 MB (~225k tokens).
-            const aSteps = pages * 2 + 1;
-            say(`(a) ${pages} turns (${aSteps} steps) of 8 KB pages, Jukebox then plain Temporal`);
-            const j = await runPages(pages, { breaker: false });
-            const jHistory = j.chain.reduce((n, s) => n + s.bytes, 0);
-            model.loadScript(pageScript(pages));
-            const plain = await client.workflow.start('plainPageAgent', {
-              taskQueue: plainQueue,
-              workflowId: `plain-pages-${stamp}`,
-              args: [pages],
-            });
-            const plainOutcome = await plain.result().then(
-              () => 'COMPLETED',
-              (err: Error) => `not completed (${(err.cause as Error | undefined)?.message ?? err.message})`,
-            );
-            const plainChain = await chainOf(client, plain.workflowId, plain.firstExecutionRunId);
-            const plainEvents = (await plain.fetchHistory()).events ?? [];
-            // Its steps as Jukebox counts them: activities completed (a model call, a page read).
-            const plainSteps = plainEvents.filter((e) => e.activityTaskCompletedEventAttributes).length;
-            const plainBytes = plainChain[0]!.bytes;
-            say(
-              `(a) jukebox: ${j.chain.at(-1)!.status} after ${j.steps} steps, history ${mb(jHistory)}, tape ${mb(j.tapeBytes)}, content store +${mb(j.contentBytes)}; ` +
-                `plain: ${plainChain[0]!.status} (${plainOutcome}) after ${plainSteps} of ${aSteps} steps, history ${mb(plainBytes)}`,
-            );
-            out.push(
-              result(
-                `(a) ${pages} turns (${aSteps} steps), 8 KB pages: history bytes (jukebox ${j.chain.at(-1)!.status}, ${j.steps} steps; plain ${plainChain[0]!.status}, ${plainSteps} steps)`,
-                jHistory,
-                'bytes',
-                'plain Temporal, conversation as activity input',
-                plainBytes,
-                `jukebox tape ${j.tapeBytes} bytes, content store +${j.contentBytes} bytes; plain: ${plainOutcome}`,
-              ),
-              result(
-                `(a) history bytes per step`,
-                jHistory / j.steps,
-                'bytes',
-                'plain Temporal, per step it completed',
-                plainBytes / Math.max(1, plainSteps),
-                'target: jukebox <= 2048 bytes a step',
-              ),
-              result(`(a) tape bytes`, j.tapeBytes, 'bytes', 'its own history bytes', jHistory),
-            );
-
-            // (b) History per step as the run grows, the conversation growing 8 KB a step with it.
-            for (const steps of sizes) {
-              const n = Math.max(1, Math.round((steps - 1) / 2));
-              const r = await runPages(n, { breaker: false });
-              const bytes = r.chain.reduce((x, s) => x + s.bytes, 0);
+        nosyncWorker.runUntil(() =>
+          inlineWorker.runUntil(() =>
+            agentWorker.runUntil(async () => {
+              // (a) The reported shape: 150 turns (a model step and its 8 KB page each), the whole conversation sent
+              // at every model step; its 150th request holds ~1.2 MB (~225k tokens).
+              const aSteps = pages * 2 + 1;
+              say(`(a) ${pages} turns (${aSteps} steps) of 8 KB pages, Jukebox then plain Temporal`);
+              const j = await runPages(pages, { breaker: false });
+              const jHistory = j.chain.reduce((n, s) => n + s.bytes, 0);
+              model.loadScript(pageScript(pages));
+              const plain = await client.workflow.start('plainPageAgent', {
+                taskQueue: plainQueue,
+                workflowId: `plain-pages-${stamp}`,
+                args: [pages],
+              });
+              const plainOutcome = await plain.result().then(
+                () => 'COMPLETED',
+                (err: Error) => `not completed (${(err.cause as Error | undefined)?.message ?? err.message})`,
+              );
+              const plainChain = await chainOf(client, plain.workflowId, plain.firstExecutionRunId);
+              const plainEvents = (await plain.fetchHistory()).events ?? [];
+              // Its steps as Jukebox counts them: activities completed (a model call, a page read).
+              const plainSteps = plainEvents.filter((e) => e.activityTaskCompletedEventAttributes).length;
+              const plainBytes = plainChain[0]!.bytes;
               say(
-                `(b) ${r.steps} steps: ${bytes} history bytes in ${r.chain.length} execution(s), ${(bytes / r.steps).toFixed(0)} a step`,
+                `(a) jukebox: ${j.chain.at(-1)!.status} after ${j.steps} steps, history ${mb(jHistory)}, tape ${mb(j.tapeBytes)}, content store +${mb(j.contentBytes)}; ` +
+                  `plain: ${plainChain[0]!.status} (${plainOutcome}) after ${plainSteps} of ${aSteps} steps, history ${mb(plainBytes)}`,
               );
               out.push(
                 result(
-                  `(b) history bytes per step at ${r.steps} steps`,
-                  bytes / r.steps,
+                  `(a) ${pages} turns (${aSteps} steps), 8 KB pages: history bytes (jukebox ${j.chain.at(-1)!.status}, ${j.steps} steps; plain ${plainChain[0]!.status}, ${plainSteps} steps)`,
+                  jHistory,
                   'bytes',
-                  'target',
-                  2048,
-                  `${r.chain.length} execution(s), ${bytes} bytes in all, tape ${r.tapeBytes} bytes`,
+                  'plain Temporal, conversation as activity input',
+                  plainBytes,
+                  `jukebox tape ${j.tapeBytes} bytes, content store +${j.contentBytes} bytes; plain: ${plainOutcome}`,
                 ),
-              );
-            }
-
-            // (c) One long run to completion, continuing as new when Temporal suggests it. The model sees the last
-            // 10 turns (a long-running agent bounds its context; the whole conversation of 10,000 steps is
-            // 40 MB a request), 8 KB pages as before.
-            const n = Math.max(1, Math.round((longSteps - 1) / 2));
-            say(`(c) a ${n * 2 + 1}-step run (this takes a while)`);
-            const c = await runPages(n, { breaker: false }, 10);
-            const cHistory = c.chain.reduce((x, s) => x + s.bytes, 0);
-            const t0 = performance.now();
-            const timeline = readTimeline(c.tapeFile);
-            const replay = await replayTape(c.tapeFile, { agent: pageAgent as never, timeline });
-            const replayMs = performance.now() - t0;
-            const perSeg = c.chain.map((s) => s.bytes);
-            say(
-              `(c) ${c.steps} steps, ${c.chain.at(-1)!.status} in ${(c.ms / 1000).toFixed(1)} s over ${c.chain.length} executions ` +
-                `(history bytes per execution ${perSeg.join(', ')}; events ${c.chain.map((s) => s.events).join(', ')}); ` +
-                `tape ${c.tapeBytes} bytes; offline replay ${replay.status} in ${replayMs.toFixed(0)} ms`,
-            );
-            const note = `${c.chain.length} executions, ${c.chain.at(-1)!.status}`;
-            out.push(
-              result(`(c) ${c.steps}-step run: wall time`, c.ms / 1000, 's', '', null, note),
-              result(`(c) ${c.steps}-step run: wall time per step`, c.ms / c.steps, 'ms', '', null, note),
-              result(
-                `(c) ${c.steps}-step run: history bytes per execution (largest)`,
-                Math.max(...perSeg),
-                'bytes',
-                'Temporal limit 50 MB',
-                50 * 1024 * 1024,
-                `per execution: ${perSeg.join(', ')}`,
-              ),
-              result(
-                `(c) ${c.steps}-step run: history bytes, all executions`,
-                cHistory,
-                'bytes',
-                '',
-                null,
-                note,
-              ),
-              result(
-                `(c) ${c.steps}-step run: tape bytes`,
-                c.tapeBytes,
-                'bytes',
-                'its history bytes',
-                cHistory,
-                `content store +${c.contentBytes} bytes`,
-              ),
-              result(
-                `(c) ${c.steps}-step run: offline replay of the whole run`,
-                replayMs,
-                'ms',
-                '',
-                null,
-                `replay ${replay.status}, ${timeline.steps.length} steps`,
-              ),
-            );
-            if (c.steps < 10_000) {
-              const perStep = c.ms / c.steps;
-              const replayPerStep = replayMs / c.steps;
-              say(
-                `(c) measured ${c.steps} steps, not 10,000: ${perStep.toFixed(1)} ms a step live and ${replayPerStep.toFixed(2)} ms a step replayed, ` +
-                  `so 10,000 steps come to about ${((perStep * 10_000) / 1000).toFixed(0)} s live and ${((replayPerStep * 10_000) / 1000).toFixed(1)} s replayed (extrapolated, not measured)`,
-              );
-              out.push(
                 result(
-                  '(c) 10,000-step run: wall time, EXTRAPOLATED from the measured per-step cost',
-                  (perStep * 10_000) / 1000,
-                  's',
+                  `(a) history bytes per step`,
+                  jHistory / j.steps,
+                  'bytes',
+                  'plain Temporal, per step it completed',
+                  plainBytes / Math.max(1, plainSteps),
+                  'target: jukebox <= 2048 bytes a step',
+                ),
+                result(`(a) tape bytes`, j.tapeBytes, 'bytes', 'its own history bytes', jHistory),
+              );
+
+              // (b) History per step as the run grows, the conversation growing 8 KB a step with it.
+              for (const steps of sizes) {
+                const n = Math.max(1, Math.round((steps - 1) / 2));
+                const r = await runPages(n, { breaker: false });
+                const bytes = r.chain.reduce((x, s) => x + s.bytes, 0);
+                say(
+                  `(b) ${r.steps} steps: ${bytes} history bytes in ${r.chain.length} execution(s), ${(bytes / r.steps).toFixed(0)} a step`,
+                );
+                out.push(
+                  result(
+                    `(b) history bytes per step at ${r.steps} steps`,
+                    bytes / r.steps,
+                    'bytes',
+                    'target',
+                    2048,
+                    `${r.chain.length} execution(s), ${bytes} bytes in all, tape ${r.tapeBytes} bytes`,
+                  ),
+                );
+              }
+
+              // (c) One long run to completion, continuing as new when Temporal suggests it. The model sees the last
+              // 10 turns (a long-running agent bounds its context; the whole conversation of 10,000 steps is
+              // 40 MB a request), 8 KB pages as before.
+              const n = Math.max(1, Math.round((longSteps - 1) / 2));
+              say(`(c) a ${n * 2 + 1}-step run (this takes a while)`);
+              const c = await runPages(n, { breaker: false }, 10);
+              const cHistory = c.chain.reduce((x, s) => x + s.bytes, 0);
+              const t0 = performance.now();
+              const timeline = readTimeline(c.tapeFile);
+              const replay = await replayTape(c.tapeFile, { agent: pageAgent as never, timeline });
+              const replayMs = performance.now() - t0;
+              const perSeg = c.chain.map((s) => s.bytes);
+              say(
+                `(c) ${c.steps} steps, ${c.chain.at(-1)!.status} in ${(c.ms / 1000).toFixed(1)} s over ${c.chain.length} executions ` +
+                  `(history bytes per execution ${perSeg.join(', ')}; events ${c.chain.map((s) => s.events).join(', ')}); ` +
+                  `tape ${c.tapeBytes} bytes; offline replay ${replay.status} in ${replayMs.toFixed(0)} ms`,
+              );
+              const note = `${c.chain.length} executions, ${c.chain.at(-1)!.status}`;
+              out.push(
+                result(`(c) ${c.steps}-step run: wall time`, c.ms / 1000, 's', '', null, note),
+                result(`(c) ${c.steps}-step run: wall time per step`, c.ms / c.steps, 'ms', '', null, note),
+                result(
+                  `(c) ${c.steps}-step run: history bytes per execution (largest)`,
+                  Math.max(...perSeg),
+                  'bytes',
+                  'Temporal limit 50 MB',
+                  50 * 1024 * 1024,
+                  `per execution: ${perSeg.join(', ')}`,
+                ),
+                result(
+                  `(c) ${c.steps}-step run: history bytes, all executions`,
+                  cHistory,
+                  'bytes',
                   '',
                   null,
-                  `measured at ${c.steps} steps (JUKEBOX_BENCH_LONG_STEPS)`,
+                  note,
+                ),
+                result(
+                  `(c) ${c.steps}-step run: tape bytes`,
+                  c.tapeBytes,
+                  'bytes',
+                  'its history bytes',
+                  cHistory,
+                  `content store +${c.contentBytes} bytes`,
+                ),
+                result(
+                  `(c) ${c.steps}-step run: offline replay of the whole run`,
+                  replayMs,
+                  'ms',
+                  '',
+                  null,
+                  `replay ${replay.status}, ${timeline.steps.length} steps`,
                 ),
               );
-            }
+              if (c.steps < 10_000) {
+                const perStep = c.ms / c.steps;
+                const replayPerStep = replayMs / c.steps;
+                say(
+                  `(c) measured ${c.steps} steps, not 10,000: ${perStep.toFixed(1)} ms a step live and ${replayPerStep.toFixed(2)} ms a step replayed, ` +
+                    `so 10,000 steps come to about ${((perStep * 10_000) / 1000).toFixed(0)} s live and ${((replayPerStep * 10_000) / 1000).toFixed(1)} s replayed (extrapolated, not measured)`,
+                );
+                out.push(
+                  result(
+                    '(c) 10,000-step run: wall time, EXTRAPOLATED from the measured per-step cost',
+                    (perStep * 10_000) / 1000,
+                    's',
+                    '',
+                    null,
+                    `measured at ${c.steps} steps (JUKEBOX_BENCH_LONG_STEPS)`,
+                  ),
+                );
+              }
 
-            // (d) The e2e suite's 20-step sample run, content store on and off, interleaved: what references cost.
-            const input = { question: 'Walk the knowledge base.', maxTurns: 22 };
-            const sample = async (taskQueue: string) => {
-              model.loadScript(stepScript(20));
-              const t = performance.now();
-              const h = await startAgent('researchAgent', input, {
-                connection,
-                namespace: config.namespace,
-                taskQueue,
-                runOptions: { breaker: BENCH_BREAKER },
-              });
-              const r = await h.result();
-              return (performance.now() - t) / r.steps.length;
-            };
-            await sample(agentQueue);
-            await sample(inlineQueue);
-            const on: number[] = [];
-            const off: number[] = [];
-            for (let i = 0; i < e2eRuns; i++) {
-              on.push(await sample(agentQueue));
-              off.push(await sample(inlineQueue));
-            }
-            say(
-              `(d) ms a step, content store on ${on.map((x) => x.toFixed(1)).join(' ')}; off ${off.map((x) => x.toFixed(1)).join(' ')}`,
-            );
-            out.push(
-              result(
-                '(d) e2e sample run: ms a step, content store on',
-                median(on),
-                'ms',
-                'content store off (target ratio <= 1.05)',
-                median(off),
-                `median of ${e2eRuns} interleaved runs of the e2e suite’s 20-step sample run`,
-              ),
-            );
-          }),
+              // (d) The e2e suite's 20-step sample run, content store on and off, interleaved: what references cost.
+              const input = { question: 'Walk the knowledge base.', maxTurns: 22 };
+              const sample = async (taskQueue: string) => {
+                model.loadScript(stepScript(20));
+                const t = performance.now();
+                const h = await startAgent('researchAgent', input, {
+                  connection,
+                  namespace: config.namespace,
+                  taskQueue,
+                  runOptions: { breaker: BENCH_BREAKER },
+                });
+                const r = await h.result();
+                return (performance.now() - t) / r.steps.length;
+              };
+              await sample(agentQueue);
+              await sample(inlineQueue);
+              await sample(nosyncQueue);
+              const on: number[] = [];
+              const off: number[] = [];
+              const nosync: number[] = [];
+              for (let i = 0; i < e2eRuns; i++) {
+                on.push(await sample(agentQueue));
+                off.push(await sample(inlineQueue));
+                nosync.push(await sample(nosyncQueue));
+              }
+              const list = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' ');
+              say(
+                `(d) ms a step, content store on ${list(on)}; off ${list(off)}; on without fsyncs ${list(nosync)}`,
+              );
+              out.push(
+                result(
+                  '(d) e2e sample run: ms a step, content store on without its fsyncs (the bound)',
+                  median(nosync),
+                  'ms',
+                  'content store off',
+                  median(off),
+                  'what of the cost is the durability of each new blob before its reference enters the history',
+                ),
+              );
+              out.push(
+                result(
+                  '(d) e2e sample run: ms a step, content store on',
+                  median(on),
+                  'ms',
+                  'content store off (target ratio <= 1.05)',
+                  median(off),
+                  `median of ${e2eRuns} interleaved runs of the e2e suite’s 20-step sample run`,
+                ),
+              );
+            }),
+          ),
         ),
       );
     } finally {
