@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { researchAgent } from '../examples/sample/agent';
+import { hashersReady } from '../src/recorder/tape/hash';
 import { readTimeline, replayTape } from '../src/timetravel/replay';
 import { interleave } from './harness';
 import {
@@ -34,6 +35,8 @@ export interface CompareSpec {
 export type CompareResult = Record<string, { jukebox: number[]; peer: number[] }>;
 
 async function main() {
+  // The tape's hashers compile asynchronously: both sides are timed with the reader's usual ones.
+  await hashersReady;
   const spec = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CompareSpec;
   const r = spec.recordings;
   const agent = researchAgent as never;

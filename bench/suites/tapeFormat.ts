@@ -3,6 +3,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { blake3, chainNext, TapeWriter } from '../../src/recorder/tape';
+import { hashersReady, useFallbackHashers } from '../../src/recorder/tape/hash';
 import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 import { readVerifyAndBound } from '../readBound';
@@ -24,6 +25,7 @@ export const tapeFormatSuite: BenchSuite = {
   name: 'tape',
   breaker: NO_AGENT_NOTE,
   async run(): Promise<BenchResult[]> {
+    await hashersReady;
     const dir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-tape-'));
     try {
       const payload = { role: 'assistant', content: 'x'.repeat(150), n: 1 };
@@ -67,6 +69,11 @@ export const tapeFormatSuite: BenchSuite = {
       const blake3SmallNs = timeNs(() => blake3(small), 20_000);
       const sha256SmallNs = timeNs(() => createHash('sha256').update(small).digest(), 20_000);
       const chainNs = timeNs(() => chainNext(small.subarray(0, 32), small.subarray(0, 52)), 20_000);
+      // The same two hashes through the libraries the reader used before (and falls back to).
+      const restore = useFallbackHashers(true);
+      const blake3FallbackNs = timeNs(() => blake3(small), 20_000);
+      const chainFallbackNs = timeNs(() => chainNext(small.subarray(0, 32), small.subarray(0, 52)), 20_000);
+      restore();
       const blake3BigMs = timeNs(() => blake3(big), 3) / 1e6;
       const sha256BigMs = timeNs(() => createHash('sha256').update(big).digest(), 3) / 1e6;
 
@@ -96,18 +103,32 @@ export const tapeFormatSuite: BenchSuite = {
           FRAMES / (peerMs / 1000),
         ),
         result(
-          'BLAKE3 of a 200-byte frame (blake3-wasm)',
+          'BLAKE3 of a 200-byte frame (hash-wasm)',
           blake3SmallNs,
           'ns',
           'node:crypto sha256',
           sha256SmallNs,
         ),
         result(
-          'BLAKE2b chain step (node:crypto blake2b512)',
+          'BLAKE3 of a 200-byte frame (hash-wasm)',
+          blake3SmallNs,
+          'ns',
+          'blake3-wasm',
+          blake3FallbackNs,
+        ),
+        result(
+          'BLAKE2b chain step (hash-wasm blake2b512)',
           chainNs,
           'ns',
           'node:crypto sha256 of 200 B',
           sha256SmallNs,
+        ),
+        result(
+          'BLAKE2b chain step (hash-wasm blake2b512)',
+          chainNs,
+          'ns',
+          'node:crypto blake2b512 (one-shot crypto.hash)',
+          chainFallbackNs,
         ),
         result(
           'BLAKE3 of a 16 MiB blob',

@@ -1,31 +1,88 @@
 /**
  * The two hashes of the format. BLAKE3-256 names content (payloads, blobs, the header); BLAKE2b links frames
  * into a chain. The chain uses BLAKE2b-512 truncated to its first 32 bytes — not BLAKE2b-256, which has a
- * different parameter block — because node:crypto only exposes the 512-bit variant and is ~20x faster than
- * a JS implementation.
+ * different parameter block — the variant node:crypto exposes, so any Node can check a chain without this code.
+ *
+ * A reader hashes every frame twice, and at a few hundred bytes a frame the cost of a call, not the hashing,
+ * dominates. hash-wasm's hashers write into a buffer inside their WebAssembly memory and allocate nothing per
+ * call: its BLAKE2b is ~3x node:crypto's one-shot (whose OpenSSL fetch and output Buffer cost more than the
+ * compression of one block) and its BLAKE3 ~1.3x blake3-wasm's on small payloads; blake3-wasm stays for large
+ * ones, where it is the faster. hash-wasm compiles its modules asynchronously, so until `hashersReady` settles
+ * (one turn of the event loop after import) the same values come from node:crypto and blake3-wasm; a test holds
+ * both paths to the same bytes.
  */
 import * as crypto from 'node:crypto';
 import { hash as blake3wasm } from 'blake3-wasm';
+import { createBLAKE2b, createBLAKE3, type IHasher } from 'hash-wasm';
 
 export const HASH_BYTES = 32;
 
-/** `crypto.hash` (Node 20.12+): one call, no Hash object; a tape reader's chain step costs a third less with it. */
+/** `crypto.hash` (Node 20.12+): one call, no Hash object. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer })
   .hash;
 const CHAIN_INPUT_BYTES = HASH_BYTES + 52;
 const chainInput = new Uint8Array(CHAIN_INPUT_BYTES);
+/** Below this many bytes hash-wasm's BLAKE3 is the faster; above it blake3-wasm's. */
+const SMALL_BLAKE3_BYTES = 4096;
+
+let smallBlake3: IHasher | undefined;
+let blake2b512: IHasher | undefined;
+
+/** Settles once the in-memory hashers are compiled; hashing before that is correct, only slower. */
+export const hashersReady: Promise<void> = Promise.all([createBLAKE3(256), createBLAKE2b(512)]).then(
+  ([b3, b2]) => {
+    smallBlake3 = b3;
+    blake2b512 = b2;
+  },
+  // A runtime without WebAssembly compilation keeps the fallbacks, which give the same hashes.
+  () => {},
+);
+
+/** Which implementations hash small inputs right now. */
+export function activeHashers(): { blake3: string; chain: string } {
+  return {
+    blake3: smallBlake3 ? 'hash-wasm' : 'blake3-wasm',
+    chain: blake2b512 ? 'hash-wasm' : 'node:crypto',
+  };
+}
+
+/** Switches to the fallbacks (or back), for the test that holds both paths to the same values. */
+export function useFallbackHashers(fallback: boolean): () => void {
+  const saved = [smallBlake3, blake2b512] as const;
+  if (fallback) {
+    smallBlake3 = undefined;
+    blake2b512 = undefined;
+  }
+  return () => {
+    [smallBlake3, blake2b512] = saved;
+  };
+}
 
 export function blake3(bytes: Uint8Array): Uint8Array {
+  if (smallBlake3 && bytes.byteLength < SMALL_BLAKE3_BYTES) {
+    smallBlake3.init();
+    smallBlake3.update(bytes);
+    return smallBlake3.digest('binary');
+  }
   const out = blake3wasm(bytes) as Buffer;
   return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
 }
 
 /** chain_i = BLAKE2b-512(chain_{i-1} || frame bytes 0..52)[0..32). */
 export function chainNext(previous: Uint8Array, frameFields: Uint8Array): Uint8Array {
-  let d: Buffer;
-  if (oneShot && previous.byteLength + frameFields.byteLength === CHAIN_INPUT_BYTES) {
+  const joined = previous.byteLength + frameFields.byteLength === CHAIN_INPUT_BYTES;
+  if (joined) {
     chainInput.set(previous, 0);
     chainInput.set(frameFields, previous.byteLength);
+  }
+  if (blake2b512) {
+    blake2b512.init();
+    if (joined) blake2b512.update(chainInput);
+    else blake2b512.update(previous).update(frameFields);
+    return blake2b512.digest('binary').subarray(0, HASH_BYTES);
+  }
+  let d: Buffer;
+  if (oneShot && joined) {
     d = oneShot('blake2b512', chainInput, 'buffer');
   } else {
     d = crypto.createHash('blake2b512').update(previous).update(frameFields).digest();

@@ -3,14 +3,36 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import { blake3 as nobleBlake3 } from '@noble/hashes/blake3.js';
 import { hash as wasmBlake3 } from 'blake3-wasm';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3, chainNext } from '../../../src/recorder/tape';
+import { activeHashers, hashersReady, useFallbackHashers } from '../../../src/recorder/tape/hash';
 import vectors from './fixtures/blake3-vectors.json';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const input = (n: number) => Uint8Array.from({ length: n }, (_, i) => i % 251);
 
-describe('BLAKE3 (content hashes)', () => {
+const PATHS = [
+  { name: 'hash-wasm (small inputs) and blake3-wasm', fallback: false },
+  { name: 'the fallbacks: blake3-wasm and node:crypto', fallback: true },
+];
+
+it('hashes small inputs and chain steps with hash-wasm once it is compiled', async () => {
+  await hashersReady;
+  expect(activeHashers()).toEqual({ blake3: 'hash-wasm', chain: 'hash-wasm' });
+  const restore = useFallbackHashers(true);
+  expect(activeHashers()).toEqual({ blake3: 'blake3-wasm', chain: 'node:crypto' });
+  restore();
+  expect(activeHashers()).toEqual({ blake3: 'hash-wasm', chain: 'hash-wasm' });
+});
+
+describe.each(PATHS)('BLAKE3 (content hashes), $name', ({ fallback }) => {
+  let restore = () => {};
+  beforeAll(async () => {
+    await hashersReady;
+    restore = useFallbackHashers(fallback);
+  });
+  afterAll(() => restore());
+
   it('matches the official test vectors', () => {
     expect(vectors.cases.map((c) => c.inputLen)).toEqual(
       expect.arrayContaining([0, 1, 1023, 1024, 1025, 31744]),
@@ -39,9 +61,23 @@ describe('BLAKE3 (content hashes)', () => {
       { numRuns: 300 },
     );
   });
+
+  it('agrees with @noble/hashes on both sides of the 4 KiB switch between implementations', () => {
+    for (const n of [4095, 4096, 4097, 16383, 16384, 16385, 70000]) {
+      const data = input(n);
+      expect(hex(blake3(data)), `len ${n}`).toBe(hex(nobleBlake3(data)));
+    }
+  });
 });
 
-describe('BLAKE2b (chain)', () => {
+describe.each(PATHS)('BLAKE2b (chain), $name', ({ fallback }) => {
+  let restore = () => {};
+  beforeAll(async () => {
+    await hashersReady;
+    restore = useFallbackHashers(fallback);
+  });
+  afterAll(() => restore());
+
   it('matches the RFC 7693 appendix A "abc" vector for BLAKE2b-512', () => {
     const abc = new TextEncoder().encode('abc');
     const rfc =
@@ -68,5 +104,14 @@ describe('BLAKE2b (chain)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('chains a previous value and fields of other lengths the same way (the header seed path)', () => {
+    const prev = input(32);
+    const fields = input(40);
+    const joined = new Uint8Array(72);
+    joined.set(prev, 0);
+    joined.set(fields, 32);
+    expect(hex(chainNext(prev, fields))).toBe(hex(blake2b(joined).subarray(0, 32)));
   });
 });
