@@ -16,6 +16,16 @@ const PATHS = [
   { name: 'the fallbacks: blake3-wasm and node:crypto', fallback: true },
 ];
 
+/** Runs the enclosing block's tests on one of the two paths, and restores the usual one after. */
+function hashWith(fallback: boolean): void {
+  let restore = () => {};
+  beforeAll(async () => {
+    await hashersReady;
+    restore = useFallbackHashers(fallback);
+  });
+  afterAll(() => restore());
+}
+
 it('hashes small inputs and chain steps with hash-wasm once it is compiled', async () => {
   await hashersReady;
   expect(activeHashers()).toEqual({ blake3: 'hash-wasm', chain: 'hash-wasm' });
@@ -26,12 +36,7 @@ it('hashes small inputs and chain steps with hash-wasm once it is compiled', asy
 });
 
 describe.each(PATHS)('BLAKE3 (content hashes), $name', ({ fallback }) => {
-  let restore = () => {};
-  beforeAll(async () => {
-    await hashersReady;
-    restore = useFallbackHashers(fallback);
-  });
-  afterAll(() => restore());
+  hashWith(fallback);
 
   it('matches the official test vectors', () => {
     expect(vectors.cases.map((c) => c.inputLen)).toEqual(
@@ -71,12 +76,7 @@ describe.each(PATHS)('BLAKE3 (content hashes), $name', ({ fallback }) => {
 });
 
 describe.each(PATHS)('BLAKE2b (chain), $name', ({ fallback }) => {
-  let restore = () => {};
-  beforeAll(async () => {
-    await hashersReady;
-    restore = useFallbackHashers(fallback);
-  });
-  afterAll(() => restore());
+  hashWith(fallback);
 
   it('matches the RFC 7693 appendix A "abc" vector for BLAKE2b-512', () => {
     const abc = new TextEncoder().encode('abc');
