@@ -27,7 +27,7 @@ import { researchTools } from '../../examples/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
 import { tapeFileName } from '../../src/recorder';
-import { FolderContentStore } from '../../src/recorder/content';
+import { ContentTimings, FolderContentStore } from '../../src/recorder/content';
 import {
   bundleAgentWorkflows,
   createJukeboxWorker,
@@ -106,6 +106,9 @@ export const historySuite: BenchSuite = {
     const out: BenchResult[] = [];
     const say = (m: string) => process.stderr.write(`  history: ${m}\n`);
     try {
+      // What the content store spends, counted for (d): the store's writes and disk waits, the driver's calls.
+      const onTimings = new ContentTimings();
+      const nosyncTimings = new ContentTimings();
       const agentQueue = `bench-history-${stamp}`;
       const plainQueue = `bench-history-plain-${stamp}`;
       const workflowBundle = await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH);
@@ -117,6 +120,11 @@ export const historySuite: BenchSuite = {
         tools: [pageTool(PAGE_BYTES), ...researchTools],
         workflowBundle,
         tape: { dir: tapeDir },
+        // The default store (the folder JUKEBOX_CONTENT_DIR names, durable), with counters.
+        content: {
+          store: new FolderContentStore(contentDir, { timings: onTimings }),
+          timings: onTimings,
+        },
       });
       // The same worker with the content store off: every payload stays in the history, as before it existed.
       const inlineQueue = `bench-history-inline-${stamp}`;
@@ -144,7 +152,10 @@ export const historySuite: BenchSuite = {
         tools: researchTools,
         workflowBundle,
         tape: { dir: tapeDir },
-        content: { store: new FolderContentStore(contentDir, { durable: false }) },
+        content: {
+          store: new FolderContentStore(contentDir, { durable: false, timings: nosyncTimings }),
+          timings: nosyncTimings,
+        },
       });
       const plainWorker = await Worker.create({
         connection,
@@ -324,6 +335,7 @@ export const historySuite: BenchSuite = {
 
               // (d) The e2e suite's 20-step sample run, content store on and off, interleaved: what references cost.
               const input = { question: 'Walk the knowledge base.', maxTurns: 22 };
+              const stepsOf = new Map<string, number>();
               const sample = async (taskQueue: string) => {
                 model.loadScript(stepScript(20));
                 const t = performance.now();
@@ -334,11 +346,15 @@ export const historySuite: BenchSuite = {
                   runOptions: { breaker: BENCH_BREAKER },
                 });
                 const r = await h.result();
+                stepsOf.set(taskQueue, (stepsOf.get(taskQueue) ?? 0) + r.steps.length);
                 return (performance.now() - t) / r.steps.length;
               };
               await sample(agentQueue);
               await sample(inlineQueue);
               await sample(nosyncQueue);
+              stepsOf.clear();
+              const onBefore = { ...onTimings };
+              const nosyncBefore = { ...nosyncTimings };
               const on: number[] = [];
               const off: number[] = [];
               const nosync: number[] = [];
@@ -350,6 +366,46 @@ export const historySuite: BenchSuite = {
               const list = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' ');
               say(
                 `(d) ms a step, content store on ${list(on)}; off ${list(off)}; on without fsyncs ${list(nosync)}`,
+              );
+              // The bound: what the store and its driver spent a step, against the measured difference.
+              const perStep = (now: ContentTimings, before: ContentTimings, steps: number) => {
+                const d = (k: keyof ContentTimings) => (now[k] - before[k]) / steps;
+                return {
+                  payloads: d('payloadsStored'),
+                  payloadKb: d('payloadBytesStored') / 1024,
+                  blobs: d('blobsWritten'),
+                  blobKb: d('bytesWritten') / 1024,
+                  storeMs: d('storeMs'),
+                  retrieveMs: d('retrieveMs'),
+                  diskWaits: d('diskWaits'),
+                  diskWaitMs: d('diskWaitMs'),
+                };
+              };
+              const onStep = perStep(onTimings, onBefore as ContentTimings, stepsOf.get(agentQueue)!);
+              const nsStep = perStep(
+                nosyncTimings,
+                nosyncBefore as ContentTimings,
+                stepsOf.get(nosyncQueue)!,
+              );
+              const costMs = onStep.storeMs + onStep.retrieveMs;
+              const measuredMs = median(on) - median(off);
+              say(
+                `(d) the content store a step: ${onStep.payloads.toFixed(2)} payloads stored (${onStep.payloadKb.toFixed(1)} KB), ` +
+                  `${onStep.blobs.toFixed(2)} new blobs written (${onStep.blobKb.toFixed(1)} KB); the SDK waited ${onStep.storeMs.toFixed(2)} ms on store ` +
+                  `and ${onStep.retrieveMs.toFixed(2)} ms on retrieve; ${onStep.diskWaits.toFixed(2)} disk waits (fsync of new blobs with their folder; ` +
+                  `a step result's runs alongside the tape's) took ${onStep.diskWaitMs.toFixed(2)} ms; without fsyncs store ${nsStep.storeMs.toFixed(2)} ms, ` +
+                  `retrieve ${nsStep.retrieveMs.toFixed(2)} ms (splitting, hashing, writing, joining); measured on - off ${measuredMs.toFixed(2)} ms a step`,
+              );
+              out.push(
+                result(
+                  '(d) e2e sample run: ms a step the SDK waited on the content store (store + retrieve), durable',
+                  costMs,
+                  'ms',
+                  'same, without fsyncs',
+                  nsStep.storeMs + nsStep.retrieveMs,
+                  `${onStep.payloads.toFixed(2)} payloads (${onStep.payloadKb.toFixed(1)} KB) stored and ${onStep.blobs.toFixed(2)} new blobs (${onStep.blobKb.toFixed(1)} KB) written a step; ` +
+                    `${onStep.diskWaits.toFixed(2)} disk waits a step, ${onStep.diskWaitMs.toFixed(2)} ms; measured on - off: ${measuredMs.toFixed(2)} ms`,
+                ),
               );
               out.push(
                 result(

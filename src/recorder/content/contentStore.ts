@@ -32,6 +32,27 @@ export interface ContentStore {
   close(): Promise<void>;
 }
 
+/**
+ * What the content store and its Temporal driver spent, summed (milliseconds of wall time): for the history
+ * bench's account of what a step with the store on costs over one without.
+ */
+export class ContentTimings {
+  /** Driver store() calls (one per Temporal payload batch sent) and their time: what a task's completion waits. */
+  storeCalls = 0;
+  storeMs = 0;
+  /** Payloads past the threshold stored, and their bytes. */
+  payloadsStored = 0;
+  payloadBytesStored = 0;
+  /** Driver retrieve() calls and their time: what a task waits before it runs. */
+  retrieveCalls = 0;
+  retrieveMs = 0;
+  /** Blobs a folder store wrote (new to it), their bytes, and its waits for the disk (fsyncs) with their time. */
+  blobsWritten = 0;
+  bytesWritten = 0;
+  diskWaits = 0;
+  diskWaitMs = 0;
+}
+
 /** Throws ContentDamagedError unless `bytes` hash to `hash`. */
 export function verifyBlob(hash: string, bytes: Uint8Array, store: string): Uint8Array {
   const actual = contentHash(bytes);

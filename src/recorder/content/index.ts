@@ -1,5 +1,5 @@
 /** The content store: blobs named by their BLAKE3, where payloads too large for a workflow history live. */
-export { BlobCache, type ContentStore, contentHash, verifyBlob } from './contentStore';
+export { BlobCache, type ContentStore, ContentTimings, contentHash, verifyBlob } from './contentStore';
 export { atSite, ContentDamagedError, ContentMissingError, type ContentSite } from './errors';
 export { CONTENT_DIR, FolderContentStore, type FolderContentStoreOptions } from './folderContentStore';
 export { contentStoreFor, contentStoreOfTapeDir } from './fromEnv';

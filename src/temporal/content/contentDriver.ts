@@ -21,9 +21,11 @@ import {
   ContentDamagedError,
   ContentMissingError,
   type ContentStore,
+  type ContentTimings,
   contentHash,
   joinJson,
   type PieceOptions,
+  type SplitJson,
   splitJson,
 } from '../../recorder/content';
 import { UNRESOLVED_CONTENT, type UnresolvedContent } from './unresolvedContent';
@@ -44,6 +46,8 @@ export interface ContentDriverOptions extends PieceOptions {
    * fails with it instead of a workflow task failing over and over).
    */
   unresolved?: 'throw' | 'mark';
+  /** Counts store and retrieve calls with their time (benchmarks). */
+  timings?: ContentTimings;
 }
 
 /** The claim's fields (ExternalStorageReference.claimData, strings only). */
@@ -68,12 +72,20 @@ function isPlainJson(p: Payload): boolean {
   );
 }
 
+/** Prestored texts kept split until the SDK stores them: a worker's activities completing at once. */
+const PRESPLIT_TEXTS = 64;
+
 const STEP = /^\{"step":(\d{1,9})[,}]/;
 
 export class ContentDriver implements StorageDriver {
   readonly name = CONTENT_DRIVER_NAME;
   readonly type = CONTENT_DRIVER_TYPE;
   private readonly unresolved: 'throw' | 'mark';
+  // Blobs whose put is under way, by hash: a store() that needs one waits for that put instead of writing it
+  // again (a step result prestored as its activity returned, then stored by the SDK as it completes the task).
+  private readonly inflight = new Map<string, Promise<void>>();
+  // The pieces of texts prestored lately, so the SDK's store of the same text does not cut it again.
+  private readonly presplit = new Map<string, SplitJson>();
 
   constructor(
     readonly content: ContentStore,
@@ -83,12 +95,15 @@ export class ContentDriver implements StorageDriver {
   }
 
   async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const t = this.options.timings;
+    const t0 = t ? performance.now() : 0;
     const blobs = new Map<string, Uint8Array>();
     const claims = payloads.map((p) => {
       let data: ClaimData | undefined;
       if (isPlainJson(p)) {
         const text = decoder.decode(p.data!);
-        const split = splitJson(text, this.options);
+        const split = this.presplit.get(text) ?? splitJson(text, this.options);
+        this.presplit.delete(text);
         if (split) {
           for (const [h, b] of split.blobs) blobs.set(h, b);
           const step = STEP.exec(text)?.[1];
@@ -108,12 +123,64 @@ export class ContentDriver implements StorageDriver {
       }
       return new StorageDriverClaim({ ...data });
     });
-    await this.content.put(blobs);
+    await this.put(blobs);
+    if (t) {
+      t.storeCalls++;
+      t.storeMs += performance.now() - t0;
+      t.payloadsStored += payloads.length;
+      for (const p of payloads) t.payloadBytesStored += p.data?.byteLength ?? 0;
+    }
     return claims;
   }
 
-  retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
-    return Promise.all(claims.map((c) => this.retrieveOne(c.claimData as unknown as ClaimData)));
+  /**
+   * Starts storing the pieces of a JSON text the SDK is about to store (a step's result, as its activity
+   * returns): store() then finds them under way or done. A failure here is left to that store(), which
+   * writes again what did not make it.
+   */
+  prestore(text: string): void {
+    const split = splitJson(text, this.options);
+    if (!split) return;
+    this.presplit.set(text, split);
+    if (this.presplit.size > PRESPLIT_TEXTS)
+      this.presplit.delete(this.presplit.keys().next().value as string);
+    this.put(split.blobs).catch(() => {});
+  }
+
+  private async put(blobs: ReadonlyMap<string, Uint8Array>): Promise<void> {
+    const waits: Promise<void>[] = [];
+    const fresh = new Map<string, Uint8Array>();
+    for (const [hash, bytes] of blobs) {
+      const under = this.inflight.get(hash);
+      if (under) waits.push(under);
+      else fresh.set(hash, bytes);
+    }
+    if (fresh.size > 0) {
+      const put = this.content.put(fresh);
+      for (const hash of fresh.keys()) this.inflight.set(hash, put);
+      const done = () => {
+        for (const hash of fresh.keys()) if (this.inflight.get(hash) === put) this.inflight.delete(hash);
+      };
+      put.then(done, done);
+      waits.push(put);
+    }
+    const settled = await Promise.allSettled(waits);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (!failed) return;
+    // Another call's put failed (a prestore's, say): this one writes those blobs itself before it gives up.
+    if (fresh.size === blobs.size) throw failed.reason;
+    await this.content.put(blobs);
+  }
+
+  async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
+    const t = this.options.timings;
+    const t0 = t ? performance.now() : 0;
+    const out = await Promise.all(claims.map((c) => this.retrieveOne(c.claimData as unknown as ClaimData)));
+    if (t) {
+      t.retrieveCalls++;
+      t.retrieveMs += performance.now() - t0;
+    }
+    return out;
   }
 
   private async retrieveOne(claim: ClaimData): Promise<Payload> {

@@ -53,7 +53,7 @@ export function jukeboxDataConverter(
   const driver = new ContentDriver(store ?? contentStoreFor(), driverOptions);
   // A JSON text's length in characters is at most its length in bytes: a result remembered by characters is
   // never one the selector would see past the large threshold in bytes.
-  const stepPayloads = new StepPayloads(Math.max(0, small - 64), large);
+  const stepPayloads = new StepPayloads(Math.max(0, small - 64), large, 512, (text) => driver.prestore(text));
   return {
     ...base,
     stepPayloads,

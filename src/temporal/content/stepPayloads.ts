@@ -30,6 +30,11 @@ export class StepPayloads {
     /** Results from this length go to the store whatever they are; no need to remember them. */
     private readonly maxChars: number,
     private readonly capacity = 512,
+    /**
+     * Called with a remembered result's JSON text as the activity returns it: the driver starts storing it
+     * then, so its disk wait runs alongside the tape's closing fsync instead of after it.
+     */
+    private readonly onResult?: (text: string) => void,
   ) {}
 
   /** Called with an activity's result as it returns, before the SDK encodes it. */
@@ -45,6 +50,7 @@ export class StepPayloads {
     this.results.delete(text);
     this.results.add(text);
     if (this.results.size > this.capacity) this.results.delete(this.results.values().next().value as string);
+    this.onResult?.(text);
   }
 
   /** Whether `payload` is a step's input or a result this worker's activities returned. */
