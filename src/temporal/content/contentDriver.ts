@@ -18,6 +18,7 @@ import {
 import { temporal } from '@temporalio/proto';
 import {
   atSite,
+  BlobCache,
   ContentDamagedError,
   ContentMissingError,
   type ContentStore,
@@ -46,6 +47,12 @@ export interface ContentDriverOptions extends PieceOptions {
    * fails with it instead of a workflow task failing over and over).
    */
   unresolved?: 'throw' | 'mark';
+  /**
+   * Bytes of whole JSON payloads this driver stored or read lately, kept by their root blob (default 16 MiB;
+   * 0: none): a step's input, stored as its workflow task completes, is read back at once by the activity on
+   * the same worker, and a result the other way round, with no blob to fetch or join.
+   */
+  cacheBytes?: number;
   /** Counts store and retrieve calls with their time (benchmarks). */
   timings?: ContentTimings;
 }
@@ -75,6 +82,8 @@ function isPlainJson(p: Payload): boolean {
 /** Prestored texts kept split until the SDK stores them: a worker's activities completing at once. */
 const PRESPLIT_TEXTS = 64;
 
+const DEFAULT_PAYLOAD_CACHE_BYTES = 16 * 1024 * 1024;
+
 const STEP = /^\{"step":(\d{1,9})[,}]/;
 
 export class ContentDriver implements StorageDriver {
@@ -86,18 +95,22 @@ export class ContentDriver implements StorageDriver {
   private readonly inflight = new Map<string, Promise<void>>();
   // The pieces of texts prestored lately, so the SDK's store of the same text does not cut it again.
   private readonly presplit = new Map<string, SplitJson>();
+  private readonly payloads: BlobCache | undefined;
 
   constructor(
     readonly content: ContentStore,
     private readonly options: ContentDriverOptions = {},
   ) {
     this.unresolved = options.unresolved ?? 'throw';
+    const cacheBytes = options.cacheBytes ?? DEFAULT_PAYLOAD_CACHE_BYTES;
+    this.payloads = cacheBytes > 0 ? new BlobCache(cacheBytes) : undefined;
   }
 
   async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const t = this.options.timings;
     const t0 = t ? performance.now() : 0;
     const blobs = new Map<string, Uint8Array>();
+    const whole: [string, Uint8Array][] = [];
     const claims = payloads.map((p) => {
       let data: ClaimData | undefined;
       if (isPlainJson(p)) {
@@ -106,6 +119,7 @@ export class ContentDriver implements StorageDriver {
         this.presplit.delete(text);
         if (split) {
           for (const [h, b] of split.blobs) blobs.set(h, b);
+          whole.push([split.root, p.data!]);
           const step = STEP.exec(text)?.[1];
           data = {
             kind: 'json',
@@ -124,6 +138,7 @@ export class ContentDriver implements StorageDriver {
       return new StorageDriverClaim({ ...data });
     });
     await this.put(blobs);
+    for (const [root, data] of whole) this.payloads?.set(root, data);
     if (t) {
       t.storeCalls++;
       t.storeMs += performance.now() - t0;
@@ -198,6 +213,9 @@ export class ContentDriver implements StorageDriver {
           where,
           `the claim ${JSON.stringify(claim)} is not one this driver wrote`,
         );
+      const cached = this.payloads?.get(claim.hash);
+      if (cached?.byteLength === bytes)
+        return { metadata: { encoding: encoder.encode(JSON_ENCODING) }, data: cached };
       const text = await joinJson(claim.hash, (h) => this.content.get(h), where, { maxChars: bytes });
       const data = encoder.encode(text);
       if (data.byteLength !== bytes)
@@ -206,6 +224,7 @@ export class ContentDriver implements StorageDriver {
           where,
           `its pieces join to ${data.byteLength} bytes, not the ${bytes} stored`,
         );
+      this.payloads?.set(claim.hash, data);
       return { metadata: { encoding: encoder.encode(JSON_ENCODING) }, data };
     } catch (err) {
       const e = atSite(err, step === undefined ? {} : { step });

@@ -61,7 +61,9 @@ describe('payloads past the threshold live in the content store, not in the hist
       tools,
       workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
       tape: { dir: mkdtempSync(path.join(os.tmpdir(), 'jukebox-content-tapes-')) },
-      ...(content ? { content: { store: content } } : {}),
+      // No payloads kept in the worker's memory either: it reads every reference from the store, as a worker
+      // on another host does.
+      ...(content ? { content: { store: content, cacheBytes: 0 } } : {}),
     });
     workers.push({ worker: w, running: w.run() });
     return { taskQueue };
