@@ -204,7 +204,9 @@ describe('jbx view in headless Chromium: list → run → step → playback → 
 
   it('shows staged file diffs, SQL, MCP calls, commit, rollback and breaker frames, with tape text never run as markup', async () => {
     await page.goto(`${viewer.url}#/run/${id(effects)}`);
-    await page.waitForSelector('ol.timeline li.row');
+    // A hash change keeps the document: the previous test's run page stays until this run's rows replace it,
+    // so wait for rows that link into this run.
+    await page.waitForSelector(`ol.timeline li.row a[href^="#/run/${encodeURIComponent(id(effects))}/row/"]`);
     const marks = await page.locator('ol.timeline .marks .mark').allTextContents();
     expect(marks).toEqual(
       expect.arrayContaining([
