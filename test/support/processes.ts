@@ -107,3 +107,15 @@ export async function exitTimes(
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/** A process as /proc shows it: pid, parent, state and command line, for a failure's message. */
+export function describeProcess(pid: number): string {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    return `${pid} (parent ${ppid}, state ${state}): ${cmdline}`;
+  } catch {
+    return `${pid}: exited`;
+  }
+}

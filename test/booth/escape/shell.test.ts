@@ -13,7 +13,13 @@ import { BoothRuntime, type ShadowBooth, type ShadowBoothConfig } from '../../..
 import { ShellLimitError, type ShellResult, type StagedShellOptions } from '../../../src/booth/shell';
 import { makeGroups, probeCgroups, sweepGroups } from '../../../src/booth/shell/cgroups';
 import { commandName, isOrphan } from '../../../src/booth/shell/owner';
-import { cgroupsNamed, processesMentioning, within } from '../../support/processes';
+import {
+  cgroupsNamed,
+  describeProcess,
+  processesMentioning,
+  uniqueSleep,
+  within,
+} from '../../support/processes';
 import { fingerprint, makeWorld, type World } from './targets';
 
 let world: World;
@@ -42,6 +48,14 @@ afterEach(async () => {
 const targets = () => fingerprint([world.workspace, world.outside]);
 
 /**
+ * A word no other process on the machine has in its command line: a test's command carries it (as an argument or
+ * a trailing comment) to prove no process of it is left. A short number is not enough: processes of other suites
+ * running meanwhile carry paths, ports and timestamps in their arguments.
+ */
+const marker = (test: string) =>
+  `jbx-escape-${test}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+/**
  * Runs `command` in a fresh run's booth: returns what it threw (or its result), after checking the real targets
  * are unchanged after the attempt and after the rollback, and that no process carrying `marker` outlives it.
  */
@@ -49,7 +63,8 @@ async function attempt(command: string, marker: string, timeoutMs = 120_000): Pr
   const before = targets();
   const booth: ShadowBooth = await runtime.open('wf', `run${++runs}`);
   const out = await booth.shell.run(command, { timeoutMs }).catch((e: unknown) => e);
-  expect(processesMentioning(marker)).toEqual([]);
+  const left = processesMentioning(marker);
+  expect(left, left.map(describeProcess).join('\n')).toEqual([]);
   expect(targets()).toEqual(before);
   await booth.discard();
   expect(targets()).toEqual(before);
@@ -61,9 +76,10 @@ describe('limits stop a command that tries to exhaust the worker', () => {
   it('2,000 processes: stopped at the process limit (256), every one of them killed', async () => {
     const { shell } = await runtime.start();
     expect(shell.limits.processes).toBe(256);
+    const sleep = `sleep ${uniqueSleep()}`;
     const err = await attempt(
-      'for i in $(seq 2000); do sleep 3171 & done; wait; echo survived > survived.txt',
-      'sleep 3171',
+      `for i in $(seq 2000); do ${sleep} & done; wait; echo survived > survived.txt`,
+      sleep,
     );
     expect(err).toBeInstanceOf(ShellLimitError);
     expect(err).toMatchObject({ limit: 'processes', value: 256, mechanism: shell.enforcement.processes });
@@ -73,10 +89,8 @@ describe('limits stop a command that tries to exhaust the worker', () => {
   it('2 GiB of memory: stopped at the memory limit (1 GiB)', async () => {
     const { shell } = await runtime.start();
     expect(shell.limits.memoryBytes).toBe(1024 ** 3);
-    const err = await attempt(
-      `perl -e '$x = "a" x (2 * 1024 ** 3); print length($x); sleep 30' # 3172`,
-      '3172',
-    );
+    const m = marker('memory');
+    const err = await attempt(`perl -e '$x = "a" x (2 * 1024 ** 3); print length($x); sleep 30' # ${m}`, m);
     expect(err).toBeInstanceOf(ShellLimitError);
     expect(err).toMatchObject({ limit: 'memory', value: 1024 ** 3, mechanism: shell.enforcement.memory });
     expect(['cgroup2', 'cgroup1']).toContain(shell.enforcement.memory);
@@ -88,14 +102,16 @@ describe('limits stop a command that tries to exhaust the worker', () => {
     const { shell } = await runtime.start();
     const started = Date.now();
     // Two busy processes: a per-process limit would let them use twice the time.
-    const err = await attempt('(while :; do :; done) & while :; do :; done # 3173', '3173', 60_000);
+    const m = marker('cpu');
+    const err = await attempt(`(while :; do :; done) & while :; do :; done # ${m}`, m, 60_000);
     expect(err).toBeInstanceOf(ShellLimitError);
     expect(err).toMatchObject({ limit: 'cpu', value: 1, mechanism: shell.enforcement.cpu });
     expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('endless output: stopped at the output limit (16 MiB)', async () => {
-    const err = await attempt('yes 3174', 'yes 3174');
+    const m = marker('output');
+    const err = await attempt(`yes ${m}`, `yes ${m}`);
     expect(err).toBeInstanceOf(ShellLimitError);
     expect(err).toMatchObject({ limit: 'output', value: 16 * 1024 * 1024, mechanism: 'the worker' });
     expect((err as ShellLimitError).stdout.length).toBe(1024 * 1024);
@@ -108,12 +124,14 @@ describe('limits stop a command that tries to exhaust the worker', () => {
     expect(shell.enforcement).toMatchObject({ cpu: 'rlimit', memory: 'rlimit', kill: 'process-tree' });
     expect(shell.enforcement.processes).toBe(process.getuid!() === 0 ? 'none' : 'rlimit');
     expect(shell.enforcement.notes.join('\n')).toContain('RLIMIT_CPU');
-    const err = await attempt('while :; do :; done # 3175', '3175', 60_000);
+    const m = marker('rlimit-cpu');
+    const err = await attempt(`while :; do :; done # ${m}`, m, 60_000);
     expect(err).toMatchObject({ limit: 'cpu', mechanism: 'rlimit' });
     // RLIMIT_AS: the allocation fails inside the command, which the booth returns as the command's own failure.
+    const m2 = marker('rlimit-memory');
     const r = (await attempt(
-      `perl -e '$x = "a" x (2 * 1024 ** 3); print "allocated"; sleep 30' # 3178`,
-      '3178',
+      `perl -e '$x = "a" x (2 * 1024 ** 3); print "allocated"; sleep 30' # ${m2}`,
+      m2,
       60_000,
     )) as ShellResult;
     expect(r.exitCode).not.toBe(0);
@@ -240,10 +258,11 @@ describe("a worker's start-up sweeps what commands of dead workers left", () => 
 
   it("kills the processes still in a dead owner's control groups and removes the groups", async () => {
     const dead = deadName();
-    await groupWithProcess(dead, '3176');
+    const sleep = uniqueSleep();
+    await groupWithProcess(dead, sleep);
     const { swept } = await runtime.start();
     // Any worker starting on this machine meanwhile sweeps dead owners' groups too: this one, or another, did.
-    expect(processesMentioning('sleep 3176')).toEqual([]);
+    expect(processesMentioning(`sleep ${sleep}`)).toEqual([]);
     expect(cgroupsNamed(dead)).toEqual([]);
     // And it swept only groups of owners that are gone.
     expect(swept.groups.filter((name) => !isOrphan(name))).toEqual([]);
@@ -252,10 +271,11 @@ describe("a worker's start-up sweeps what commands of dead workers left", () => 
   it('the group sweep kills what a group holds and removes it (a name no other worker would sweep)', async () => {
     // This process's own name: its owner is alive, so no other worker's sweep touches it.
     const own = commandName();
-    await groupWithProcess(own, '3177');
+    const sleep = uniqueSleep();
+    await groupWithProcess(own, sleep);
     expect(cgroupsNamed(own).length).toBeGreaterThan(0);
     expect(await sweepGroups(await probeCgroups(), (name) => name === own)).toEqual([own]);
-    expect(processesMentioning('sleep 3177')).toEqual([]);
+    expect(processesMentioning(`sleep ${sleep}`)).toEqual([]);
     expect(cgroupsNamed(own)).toEqual([]);
   });
 });

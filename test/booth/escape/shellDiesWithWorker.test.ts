@@ -17,6 +17,7 @@ import { REAPER_NAME } from '../../../src/booth/shell/reaper';
 import { startAgent } from '../../../src/temporal';
 import {
   cgroupsNamed,
+  describeProcess,
   exitTimes,
   hasExited,
   parentOf,
@@ -45,7 +46,9 @@ describe('a shell command dies with its worker', () => {
 
   it.each(['overlay', 'copy'] as const)('%s view: worker SIGKILLed mid-command', async (view) => {
     const world: World = makeWorld();
-    const marker = `${view === 'overlay' ? 31810 : 31820}`;
+    // Digits (the sleeps' lengths start with it) no other process on the machine has in its arguments: every
+    // process naming it is the command's, and the clean-up below kills them all.
+    const marker = `${view === 'overlay' ? 31810 : 31820}${process.pid}${Math.floor(1_000 + Math.random() * 9_000)}`;
     try {
       const scratch = path.join(world.base, 'scratch');
       fs.mkdirSync(scratch);
@@ -109,8 +112,13 @@ describe('a shell command dies with its worker', () => {
       const late = [...times].filter(([, t]) => t === null || t > 1_000);
       expect(late, `exit times after the SIGKILL (ms): ${JSON.stringify([...times])}`).toEqual([]);
       // The reaper's own clean-up (an `rmdir` of the command's group, named like its scratch folder) may be
-      // running at this moment: those are the reaper's children, not the command's.
-      expect(ofCommand().filter((pid) => parentOf(pid) !== reapers[0])).toEqual([]);
+      // running at this moment: those are the reaper's children, not the command's. One may exit between the
+      // listing and the read of its parent: gone, it is not left either.
+      const left = ofCommand().filter((pid) => {
+        const parent = parentOf(pid);
+        return parent !== null && parent !== reapers[0];
+      });
+      expect(left, left.map((pid) => describeProcess(pid)).join('\n')).toEqual([]);
       expect(await within(10_000, () => hasExited(reapers[0]!))).toBe(true);
       await handle.terminate('the test killed its worker');
 
