@@ -110,12 +110,13 @@ describe('the tape store serializes writers of one run', () => {
   it('breaks a lock left behind by a process that died holding it', async () => {
     const t = tempDir();
     cleanups.push(t.cleanup);
-    const store = new TapeStore({ dir: t.dir, fsync: 'none', lockTimeoutMs: 2_000 });
+    const store = new TapeStore({ dir: t.dir, fsync: 'none', lockTimeoutMs: 20_000 });
     const file = store.pathFor(RUN.workflowId, RUN.runId);
     writeFileSync(`${file}.lock`, JSON.stringify({ pid: deadPid(), host: hostname() }));
     const started = Date.now();
     await store.withTape(RUN, (s) => s.append({ kind: 'clock', step: 0, payload: { seq: 0, nowMs: 1 } }));
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Broken at once, not waited out: far less than the lock timeout even on a busy machine.
+    expect(Date.now() - started).toBeLessThan(5_000);
     await store.close();
     expect(verifyTape(file).frames).toBe(1);
   });
