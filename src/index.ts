@@ -38,6 +38,14 @@ export {
 } from './llm';
 export type { ChatMessage, LlmRequest, LlmResponse, Provider, ToolSpec } from './llm/types';
 export { ContentDamagedError, ContentMissingError } from './recorder/content/errors';
+export {
+  FollowOptionsError,
+  type FollowRunOptions,
+  followRun,
+  type RunItem,
+  type RunItemKind,
+  RunTapeNotFoundError,
+} from './stream';
 export { createOtlpTelemetry, type JukeboxTelemetryOptions } from './telemetry';
 export {
   breakerStatus,

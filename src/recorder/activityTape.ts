@@ -2,7 +2,9 @@
  * The frames of one activity attempt. Frames are buffered and written in batches under the tape lock: once
  * before the step's I/O (observations, activity.start, llm.request / tool.call: what was sent, even if the
  * worker then dies) and once at its end (chunks, response or result, activity.complete / error), so a step
- * costs two lock round trips and, with the 'step' policy, one fsync.
+ * costs two lock round trips and, with the 'step' policy, one fsync. A model stream that lasts longer than
+ * `streamFlushMs` also writes its chunks while it streams, one llm.chunk frame per interval, so a follower of
+ * the run (src/stream, docs/streaming.md) sees tokens as they come; those frames take no fsync.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { JukeboxError } from '../errors';
@@ -39,7 +41,14 @@ export interface ActivityTapeDeps {
   costOf: PriceHook;
   nowUs: () => number;
   timings?: RecorderTimings;
+  /**
+   * Chunks buffered this long are written while the stream goes on (default 50 ms); `false` writes them only
+   * at the step's end. A stream shorter than the interval costs one llm.chunk frame either way.
+   */
+  streamFlushMs?: number | false;
 }
+
+export const DEFAULT_STREAM_FLUSH_MS = 50;
 
 type Op = (s: TapeSession) => Promise<unknown>;
 
@@ -140,6 +149,12 @@ export class ActivityTape {
   private ops: Op[] = [];
   private chunks: unknown[][] = [];
   private chunksStartUs = 0;
+  // The write of the chunks streamed so far, while the stream goes on (see streamChunks).
+  private streamTimer: NodeJS.Timeout | undefined;
+  private streamError: unknown;
+  // Flushes run one after another, in the order they were asked for: a stream write may still be under way
+  // when the step's end is flushed, and its frames must come first.
+  private flushed: Promise<void> = Promise.resolve();
   private readonly stored = new StoredArrays();
   // The cleaned request of an llm step's input, which its llm.request frame records again (see llmRequest).
   private startedRequest: { raw: unknown; clean: unknown } | undefined;
@@ -204,11 +219,33 @@ export class ActivityTape {
    * result waits for its workflow task's barrier fsync; its errors are fsynced at once, because a retry
    * backoff can end the workflow task without the workflow reaching its barrier.
    */
-  async flush(what: string, durableNow = false): Promise<void> {
+  async flush(what: string, durableNow = false, streaming = false): Promise<void> {
+    if (this.streamTimer) clearTimeout(this.streamTimer);
+    this.streamTimer = undefined;
     this.emitChunks();
-    if (this.ops.length === 0) return;
     const ops = this.ops;
     this.ops = [];
+    const previous = this.flushed;
+    const run = this.write(ops, previous, what, durableNow);
+    // A stream write's failure is kept for the step's next flush, which is the one that fails the step.
+    this.flushed = run.then(
+      () => {},
+      (err) => {
+        if (streaming) this.streamError ??= err;
+      },
+    );
+    await run;
+  }
+
+  private async write(ops: Op[], previous: Promise<void>, what: string, durableNow: boolean): Promise<void> {
+    await previous;
+    // A stream write that failed fails the step at its next flush: chunks must not go missing silently.
+    if (this.streamError !== undefined) {
+      const err = this.streamError;
+      this.streamError = undefined;
+      throw err;
+    }
+    if (ops.length === 0) return;
     const t0 = performance.now();
     try {
       await this.deps.store.withTape(
@@ -281,6 +318,22 @@ export class ActivityTape {
     const entry: unknown[] = [chunk.index, chunk.offsetMs, delta];
     if (chunk.text === undefined) entry.push(this.clean(chunk.raw) ?? null);
     this.chunks.push(entry);
+    this.streamChunks();
+  }
+
+  /**
+   * Starts the timer that writes the buffered chunks `streamFlushMs` after the first of them arrived. Only
+   * chunks are pending then (the request was flushed before the stream began), so the write is one llm.chunk
+   * frame, never a step-closing one.
+   */
+  private streamChunks(): void {
+    const every = this.deps.streamFlushMs ?? DEFAULT_STREAM_FLUSH_MS;
+    if (every === false || this.streamTimer) return;
+    this.streamTimer = setTimeout(() => {
+      this.streamTimer = undefined;
+      this.flush('the streamed chunks', false, true).catch(() => {});
+    }, every);
+    this.streamTimer.unref?.();
   }
 
   llmResponse(response: LlmResponse): void {

@@ -40,6 +40,11 @@ export interface TapeRecorderOptions extends TapeStoreOptions {
   agentCodeHash?: string;
   /** Clock for recordedAtUs, microseconds since the epoch (tests). */
   nowUs?: () => number;
+  /**
+   * How long a model stream's chunks wait before they are written while it streams (default 50 ms), so that
+   * followers of the run see tokens live (docs/streaming.md); `false`: only at the step's end.
+   */
+  streamFlushMs?: number | false;
 }
 
 const defaultNowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
@@ -62,6 +67,7 @@ export class TapeRecorder {
   private readonly costOf: PriceHook;
   private readonly nowUs: () => number;
   readonly timings: RecorderTimings | undefined;
+  private readonly streamFlushMs: number | false | undefined;
 
   constructor(options: TapeRecorderOptions = {}) {
     this.store = options.store ?? tapeStoreFromEnv(options);
@@ -70,6 +76,7 @@ export class TapeRecorder {
     this.costOf = options.costOf ?? pricedBy(options.prices ?? loadPriceBook());
     this.nowUs = options.nowUs ?? defaultNowUs;
     this.timings = options.timings;
+    this.streamFlushMs = options.streamFlushMs;
   }
 
   /**
@@ -105,6 +112,7 @@ export class TapeRecorder {
         costOf: this.costOf,
         nowUs: this.nowUs,
         ...(this.timings ? { timings: this.timings } : {}),
+        ...(this.streamFlushMs !== undefined ? { streamFlushMs: this.streamFlushMs } : {}),
       },
       run,
       {

@@ -15,6 +15,7 @@ const ROOMS = [
   'telemetry',
   'timetravel',
   'integrations',
+  'stream',
   'temporal',
   'cli',
   'testing',

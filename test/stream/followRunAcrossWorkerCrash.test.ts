@@ -1,0 +1,175 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stepScript } from '../../examples/sample/stepScript';
+import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import { readTape } from '../../src/recorder/tape';
+import { followRun, type RunItem } from '../../src/stream';
+import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
+import { waitUntil } from '../support/history';
+import { startResearchRun } from '../support/researchRun';
+import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
+
+const STEPS = 4;
+const FOLLOWERS = 100;
+
+/** The kinds of frame a follower gets an item for, and the item kind each gives. */
+const ITEM_KIND: Record<string, RunItem['kind']> = {
+  'activity.start': 'step',
+  'llm.request': 'request',
+  'llm.chunk': 'token',
+  'llm.response': 'response',
+  'tool.call': 'tool.call',
+  'tool.result': 'tool.result',
+  'activity.complete': 'step.end',
+  'activity.error': 'step.end',
+  outcome: 'outcome',
+};
+
+async function collect(workflowId: string, tapesDir: string, after?: number, signal?: AbortSignal) {
+  const items: RunItem[] = [];
+  for await (const item of followRun(workflowId, {
+    tapesDir,
+    ...(after !== undefined ? { after } : {}),
+    signal,
+  }))
+    items.push(item);
+  return items;
+}
+
+/** A follower that drops its connection every `every` items and resumes after the last position it saw. */
+async function reconnecting(workflowId: string, tapesDir: string, every: number) {
+  const items: RunItem[] = [];
+  let reconnects = 0;
+  for (;;) {
+    const stop = new AbortController();
+    let got = 0;
+    const after = items.at(-1)?.position;
+    for await (const item of followRun(workflowId, {
+      tapesDir,
+      signal: stop.signal,
+      ...(after !== undefined ? { after } : {}),
+    })) {
+      items.push(item);
+      if (item.kind === 'outcome') return { items, reconnects };
+      if (++got === every) {
+        stop.abort();
+        break;
+      }
+    }
+    reconnects++;
+  }
+}
+
+describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
+  let model: ModelServer;
+  let connection: Connection;
+  let tapesDir: string;
+  const workers: WorkerProcess[] = [];
+  let first: RunItem[];
+  let crowd: RunItem[][];
+  let resumed: { items: RunItem[]; reconnects: number };
+  let tapeFile: string;
+  let killedStep = -1;
+
+  beforeAll(async () => {
+    tapesDir = mkdtempSync(path.join(os.tmpdir(), 'jbx-follow-'));
+    // ~20 chunks of 30 ms: each model step streams for about 0.6 s, written to the tape every 50 ms.
+    model = await startModelServer({ script: stepScript(STEPS, { chunkDelayMs: 30, chunkSize: 4 }) });
+    connection = await Connection.connect({ address: temporalConfigFromEnv().address });
+    const { namespace } = temporalConfigFromEnv();
+    const taskQueue = `follow-crash-${Date.now()}`;
+    const env = { JUKEBOX_TASK_QUEUE: taskQueue, JUKEBOX_MODEL_URL: model.url, JUKEBOX_TAPE_DIR: tapesDir };
+    workers.push(await spawnWorker(env));
+    const handle = await startResearchRun({ connection, namespace, taskQueue, steps: STEPS });
+    const workflowId = handle.workflowId;
+
+    // Followers start with the run: one that watches for a live token to kill the worker under, 100 that read
+    // along, one that keeps disconnecting.
+    const seen: RunItem[] = [];
+    const watcher = (async () => {
+      for await (const item of followRun(workflowId, { tapesDir })) seen.push(item);
+      return seen;
+    })();
+    const many = Array.from({ length: FOLLOWERS }, () => collect(workflowId, tapesDir));
+    const again = reconnecting(workflowId, tapesDir, 7);
+
+    // Kill the worker while the second model step streams: its tokens are on the tape, its response is not.
+    await waitUntil('a live token of the second model step', () => {
+      const requests = seen.filter((i) => i.kind === 'request');
+      const second = requests[1];
+      return (
+        second !== undefined &&
+        seen.some((i) => i.kind === 'token' && i.step === second.step && i.position > second.position)
+      );
+    });
+    killedStep = seen.filter((i) => i.kind === 'request')[1]!.step;
+    expect(seen.some((i) => i.kind === 'response' && i.step === killedStep)).toBe(false);
+    await workers[0]!.kill('SIGKILL');
+    workers.push(await spawnWorker(env));
+
+    const result = await handle.result();
+    expect(result.output.answer).toBe(`Done after ${STEPS} lookups.`);
+    first = await watcher;
+    crowd = await Promise.all(many);
+    resumed = await again;
+    tapeFile = path.join(tapesDir, readdirSync(tapesDir).find((n) => n.endsWith('.jbx'))!);
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const w of workers) await w.kill();
+    await connection?.close();
+    await model?.close();
+    rmSync(tapesDir, { recursive: true, force: true });
+  });
+
+  it('gives one item per frame of the finished tape, once each, in tape order', () => {
+    const tape = readTape(tapeFile);
+    expect(tape.sealed).toBe(true);
+    const expected = tape.frames
+      .filter((f) => f.kind !== undefined && ITEM_KIND[f.kind] !== undefined)
+      .map((f) => ({ position: f.index, kind: ITEM_KIND[f.kind!] }));
+    expect(first.map((i) => ({ position: i.position, kind: i.kind }))).toEqual(expected);
+    // The tokens are the chunks' own text, batch by batch.
+    const chunkFrames = tape.frames.filter((f) => f.kind === 'llm.chunk');
+    const tokens = first.filter((i) => i.kind === 'token');
+    expect(tokens.map((t) => t.text)).toEqual(
+      chunkFrames.map((f) => (f.payload as { chunks: unknown[][] }).chunks.map((c) => c[2] ?? '').join('')),
+    );
+    expect(first.at(-1)).toMatchObject({ kind: 'outcome', status: 'completed' });
+  });
+
+  it('streams the killed step twice, its retry marked, and each final attempt spells its response exactly', () => {
+    const start = first.find((i) => i.kind === 'step' && i.step === killedStep && i.attempt === 2);
+    expect(start).toMatchObject({ kind: 'step', activityType: 'llmStep', retryOf: 1 });
+    const killedTokens = first.filter((i) => i.kind === 'token' && i.step === killedStep && i.attempt === 1);
+    expect(killedTokens.length).toBeGreaterThan(0);
+    const responses = first.filter((i) => i.kind === 'response');
+    expect(responses).toHaveLength(STEPS + 1);
+    for (const r of responses) {
+      if (r.kind !== 'response') continue;
+      const text = first
+        .filter((i) => i.kind === 'token' && i.step === r.step && i.attempt === r.attempt)
+        .map((i) => (i.kind === 'token' ? i.text : ''))
+        .join('');
+      expect(text).toBe(r.text);
+    }
+    expect(responses.at(-1)).toMatchObject({ text: `Done after ${STEPS} lookups.` });
+    // The script's reply of every step, in full, each once among the final attempts.
+    expect(responses.slice(0, -1).map((r) => (r.kind === 'response' ? r.text.split(':')[0] : ''))).toEqual(
+      Array.from({ length: STEPS }, (_, i) => `Step ${i}`),
+    );
+  });
+
+  it('gives 100 concurrent followers the same sequence', () => {
+    expect(crowd).toHaveLength(FOLLOWERS);
+    for (const items of crowd) expect(items).toEqual(first);
+  });
+
+  it('gives a follower that disconnects and resumes after its last position no gap and no duplicate', () => {
+    expect(resumed.reconnects).toBeGreaterThan(3);
+    expect(resumed.items).toEqual(first);
+  });
+});
