@@ -19,9 +19,23 @@ export {
   ToolRegistry,
   type ToolRetryPolicy,
 } from './agent/tools';
+export type { SqlWriteSet } from './booth/sql/stagedSql';
+// Gates are registered on the worker (`new JukeboxPlugin({ gates })`), so their helpers come from here too.
+export {
+  type BoothChangeSet,
+  type Gate,
+  type GateDecision,
+  GateRefusedError,
+  type GateVerdict,
+  needsApproval,
+  pass,
+  refuse,
+} from './booth/verifiers';
 export { crossRealmError, JukeboxError, type JukeboxErrorOptions } from './errors';
 export { OPTIONAL_DEPENDENCIES, OptionalDependencyMissingError } from './errors/optionalDependency';
 export {
+  type JukeboxFetchOptions,
+  jukeboxFetch,
   recordedOpenAIProvider,
   SessionTape,
   type SessionTapeOptions,
@@ -36,8 +50,29 @@ export {
   type LlmEndpoints,
   localEndpoints,
 } from './llm';
+export {
+  costOf,
+  type LoadPriceBookOptions,
+  loadPriceBook,
+  PriceBook,
+  type PricedCall,
+  UnknownModelPriceError,
+} from './llm/pricing';
 export type { ChatMessage, LlmRequest, LlmResponse, Provider, ToolSpec } from './llm/types';
+export {
+  type CatalogListing,
+  CatalogQueryError,
+  listTapes,
+  TapeCatalog,
+  type TapeCatalogOptions,
+  type TapeOutcome,
+  type TapeQuery,
+  type TapeRow,
+} from './recorder/catalog';
 export { ContentDamagedError, ContentMissingError } from './recorder/content/errors';
+export { ObjectTapeStore } from './recorder/objectStore';
+export { FolderTapeStore, TapeStore } from './recorder/store';
+export { tapeStoreFromEnv } from './recorder/storeFromEnv';
 export {
   FollowOptionsError,
   type FollowRunOptions,
@@ -48,10 +83,18 @@ export {
 } from './stream';
 export { createOtlpTelemetry, type JukeboxTelemetryOptions } from './telemetry';
 export {
+  ApprovalDeciderRefusedError,
+  ApprovalDecisionInvalidError,
+  ApprovalNotPendingError,
+  approve,
   breakerStatus,
+  bundleTracedWorkflows,
+  captureRunHistory,
   closeBreaker,
   createJukeboxWorker,
   DEFAULT_TASK_QUEUE,
+  type DecideOptions,
+  type DecisionResult,
   type FinishedFork,
   type ForkRequest,
   forkRun,
@@ -60,12 +103,25 @@ export {
   type JukeboxPluginOptions,
   type JukeboxWorkerOptions,
   jukeboxClient,
+  listApprovals,
+  type PendingApproval,
+  pendingApproval,
+  reject,
   type StartAgentGroupOptions,
   type StartAgentOptions,
   startAgent,
   startAgentGroup,
+  validateFork,
   WorkflowCodeImportsNodeModuleError,
   WorkflowsModuleRequiredError,
+  waitForApproval,
   waitWithProgress,
 } from './temporal';
 export { type TemporalConfig, TemporalConfigInvalidError, temporalConfigFromEnv } from './temporal/config';
+export {
+  diffTimelines,
+  renderDiffHtml,
+  renderDiffTerminal,
+  type TimelineDiff,
+} from './timetravel/diff';
+export { readTimeline, type Timeline } from './timetravel/replay';

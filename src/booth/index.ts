@@ -92,8 +92,11 @@ export {
   GateUnknownError,
   type GateVerdict,
   mcpToolsAllowed,
+  needsApproval,
   noFileDeletes,
   noSetIdModes,
+  pass,
+  refuse,
   requirePassed,
   runGates,
 } from './verifiers';

@@ -6,13 +6,14 @@
  */
 import { crossRealmError, JukeboxError, printable } from '../errors';
 import type { EscrowedCall } from './mcp/escrow';
+import type { SqlWriteSet } from './sql/stagedSql';
 import type { Change } from './stagedWorkspace';
 
 /** Everything a run has staged, as the gates see it. */
 export interface BoothChangeSet {
   files: Change[];
   /** The SQL write set (`StagedSql.writeSet()`), or null when the run staged no SQL (or the booth has no database). */
-  sql: unknown;
+  sql: SqlWriteSet | null;
   mcp: EscrowedCall[];
 }
 

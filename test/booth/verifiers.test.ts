@@ -42,12 +42,20 @@ const refund = (cents: number, sqlCents = cents, notifications = 1): BoothChange
     ),
   ],
   sql: {
+    sessionId: 's-1',
+    client: 'sqlite3',
+    target: 'ledger.db',
     statements: [
       {
+        seq: 1,
+        kind: 'write',
         statement: 'UPDATE accounts SET balance_cents = balance_cents + ? WHERE id = ?',
         params: [sqlCents, 'C-1'],
+        rowsAffected: 1,
       },
     ],
+    tables: [{ name: 'accounts', rowsBefore: 1, rowsAfter: 1 }],
+    rowsAffected: 1,
   },
   mcp: Array.from({ length: notifications }, () => call('notify_customer')),
 });

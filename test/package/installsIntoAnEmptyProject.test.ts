@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesMentioning } from '../support/processes';
 import { buildIfStale, ROOT, type Run, run, startUntil, stop, userEnv } from './packedProject';
+import { shippedDocs } from './shippedDocs';
 
 const HELLO_ACTIVITIES = `export async function greet(name: string): Promise<string> {
   return \`Hello, \${name}!\`;
@@ -109,13 +110,18 @@ describe('the packed package in an empty project', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('ships dist only: JavaScript, declarations and the viewer, nothing test-only', async () => {
+  it('ships dist and the docs: JavaScript, declarations, the viewer and Markdown, nothing test-only', async () => {
     const listed = await run('tar', ['tzf', tarball], work);
     const files = listed.stdout.trim().split('\n');
     expect(files).toContain('package/dist/cli/jbx.js');
     expect(files).toContain('package/dist/temporal/workflow/index.d.ts');
     expect(files).toContain('package/dist/cli/viewer/web/index.html');
-    const outside = files.filter((f) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$)/.test(f));
+    const docs = shippedDocs(ROOT).map((f) => `package/${f}`);
+    expect(docs).toEqual(expect.arrayContaining(['package/docs/approvals.md', 'package/src/cli/README.md']));
+    for (const doc of docs) expect(files).toContain(doc);
+    const outside = files.filter(
+      (f) => !/^package\/(dist\/|package\.json$|LICENSE$)/.test(f) && !docs.includes(f),
+    );
     expect(outside).toEqual([]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
     const pkg = JSON.parse(readFileSync(path.join(app, 'node_modules/jukebox/package.json'), 'utf8'));

@@ -33,9 +33,12 @@ export interface ReplayReport {
   durationMs: number;
 }
 
-export interface ReplayOptions {
-  /** The agent to run; when absent the caller located it from the header (agentLocator). */
-  agent: AgentDefinition<unknown, unknown>;
+export interface ReplayOptions<I = unknown, O = unknown> {
+  /**
+   * The agent to run (typed as `defineAgent` made it: its input is the tape's recorded run input, which the
+   * replay passes as it was recorded); when absent the caller located it from the header (agentLocator).
+   */
+  agent: AgentDefinition<I, O>;
   /** Read tape (benchmarks replay one tape many times without re-reading it). */
   timeline?: Timeline;
   /** The project's gates, to judge each commit's recorded change set again (OfflineReplayOptions.gates). */
@@ -44,7 +47,10 @@ export interface ReplayOptions {
   staging?: Restaging;
 }
 
-export async function replayTape(input: string | Tape, options: ReplayOptions): Promise<ReplayReport> {
+export async function replayTape<I = unknown, O = unknown>(
+  input: string | Tape,
+  options: ReplayOptions<I, O>,
+): Promise<ReplayReport> {
   const t0 = performance.now();
   const timeline = options.timeline ?? readTimeline(input);
   const file = timeline.file;
@@ -71,7 +77,7 @@ export async function replayTape(input: string | Tape, options: ReplayOptions): 
     durationMs: 0,
   };
   try {
-    report.output = await options.agent.run(ctx, plainClone(timeline.input.value));
+    report.output = await options.agent.run(ctx, plainClone(timeline.input.value) as I);
   } catch (err) {
     if (err instanceof ReplayDivergenceError) report.divergence = err.divergence;
     report.replayedOutcome = 'failed';
