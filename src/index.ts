@@ -76,7 +76,11 @@ export { tapeStoreFromEnv } from './recorder/storeFromEnv';
 export {
   FollowOptionsError,
   type FollowRunOptions,
+  type FollowTapeOptions,
   followRun,
+  followRunAsUIMessageStream,
+  followTape,
+  type JukeboxUIMessageChunk,
   type RunItem,
   type RunItemKind,
   RunTapeNotFoundError,

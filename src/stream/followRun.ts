@@ -67,23 +67,31 @@ export function followRun(workflowId: string, options: FollowRunOptions = {}): A
   const dir = dirOf(options);
   const after = checkAfter(options.after);
   return {
-    [Symbol.asyncIterator]: () => follow(workflowId, dir, after, options),
+    async *[Symbol.asyncIterator]() {
+      const file = await locateTape(dir, workflowId, {
+        ...(options.runId !== undefined ? { runId: options.runId } : {}),
+        waitMs: options.appearWithinMs ?? 60_000,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      if (file !== undefined) yield* follow(file, after, options);
+    },
   };
 }
 
-async function* follow(
-  workflowId: string,
-  dir: string,
-  after: number,
-  options: FollowRunOptions,
-): AsyncGenerator<RunItem> {
+export interface FollowTapeOptions {
+  after?: number;
+  signal?: AbortSignal;
+  pollMs?: number;
+}
+
+/** `followRun` over one tape file (what `jbx view`'s event stream serves): the same items, the same rules. */
+export function followTape(file: string, options: FollowTapeOptions = {}): AsyncIterable<RunItem> {
+  const after = checkAfter(options.after);
+  return { [Symbol.asyncIterator]: () => follow(file, after, options) };
+}
+
+async function* follow(file: string, after: number, options: FollowTapeOptions): AsyncGenerator<RunItem> {
   const { signal } = options;
-  const file = await locateTape(dir, workflowId, {
-    ...(options.runId !== undefined ? { runId: options.runId } : {}),
-    waitMs: options.appearWithinMs ?? 60_000,
-    ...(signal ? { signal } : {}),
-  });
-  if (file === undefined) return;
   const source = new TailSource(file);
   const watch = new TapeWatch(file, options.pollMs ?? 250);
   try {
@@ -118,8 +126,8 @@ async function* follow(
         const last = cursor.frameCount - 2;
         if (after > last)
           throw new FollowOptionsError(
-            `followRun: position ${after} is past the end of the tape of workflow ${workflowId} ` +
-              `(${file}: its last item is at position ${last}); resume after a position a follower received`,
+            `followRun: position ${after} is past the end of the tape ${file} (its last item is at ` +
+              `position ${last}); resume after a position a follower received`,
           );
         return;
       }

@@ -2,11 +2,17 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { readUIMessageStream, type UIMessage, type UIMessageChunk, uiMessageChunkSchema } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepScript } from '../../examples/sample/stepScript';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { readTape } from '../../src/recorder/tape';
-import { followRun, type RunItem } from '../../src/stream';
+import {
+  followRun,
+  followRunAsUIMessageStream,
+  type JukeboxUIMessageChunk,
+  type RunItem,
+} from '../../src/stream';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { waitUntil } from '../support/history';
 import { startResearchRun } from '../support/researchRun';
@@ -71,6 +77,8 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
   let first: RunItem[];
   let crowd: RunItem[][];
   let resumed: { items: RunItem[]; reconnects: number };
+  let uiChunks: JukeboxUIMessageChunk[];
+  let uiMessage: UIMessage | undefined;
   let tapeFile: string;
   let killedStep = -1;
 
@@ -95,6 +103,20 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
     })();
     const many = Array.from({ length: FOLLOWERS }, () => collect(workflowId, tapesDir));
     const again = reconnecting(workflowId, tapesDir, 7);
+    // The AI SDK's own reader builds the message from the UI message stream, as useChat would.
+    const ui = (async () => {
+      const [mine, theirs] = followRunAsUIMessageStream(workflowId, { tapesDir }).tee();
+      const chunks: JukeboxUIMessageChunk[] = [];
+      const copy = (async () => {
+        for await (const c of mine) chunks.push(c);
+      })();
+      let last: UIMessage | undefined;
+      // Jukebox's chunk type is the AI SDK's: this assignment is checked by the compiler.
+      const stream: ReadableStream<UIMessageChunk> = theirs;
+      for await (const m of readUIMessageStream({ stream, terminateOnError: true })) last = m;
+      await copy;
+      return { chunks, last };
+    })();
 
     // Kill the worker while the second model step streams: its tokens are on the tape, its response is not.
     await waitUntil('a live token of the second model step', () => {
@@ -115,6 +137,7 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
     first = await watcher;
     crowd = await Promise.all(many);
     resumed = await again;
+    ({ chunks: uiChunks, last: uiMessage } = await ui);
     tapeFile = path.join(tapesDir, readdirSync(tapesDir).find((n) => n.endsWith('.jbx'))!);
   }, 180_000);
 
@@ -171,5 +194,35 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
   it('gives a follower that disconnects and resumes after its last position no gap and no duplicate', () => {
     expect(resumed.reconnects).toBeGreaterThan(3);
     expect(resumed.items).toEqual(first);
+  });
+
+  it("streams the run as the AI SDK's UI message stream: text per attempt, tool parts, the retry and the outcome", async () => {
+    const schema = uiMessageChunkSchema();
+    for (const c of uiChunks) expect((await schema.validate!(c)).success, JSON.stringify(c)).toBe(true);
+    expect(uiChunks[0]).toEqual({ type: 'start', messageId: expect.any(String) });
+    expect(uiChunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
+    const parts = uiMessage!.parts;
+    const responses = first.filter((i) => i.kind === 'response');
+    const retryAt = parts.findIndex((p) => p.type === 'data-jukebox-retry');
+    const retry = parts[retryAt] as { data: { supersededTextId: string } };
+    expect(retry.data.supersededTextId).toBe(`s${killedStep}a1`);
+    // The superseded attempt's text is the part just before the retry names it: a beginning of that step's
+    // answer. The other text parts are the responses, in order.
+    const supersededAt = parts
+      .slice(0, retryAt)
+      .map((p) => p.type)
+      .lastIndexOf('text');
+    const superseded = parts[supersededAt] as { text: string };
+    const killedResponse = responses.find((r) => r.step === killedStep && r.kind === 'response');
+    expect(superseded.text.length).toBeGreaterThan(0);
+    expect(killedResponse?.kind === 'response' && killedResponse.text.startsWith(superseded.text)).toBe(true);
+    const texts = parts.filter((p, i) => p.type === 'text' && i !== supersededAt) as { text: string }[];
+    expect(texts.map((t) => t.text)).toEqual(responses.map((r) => (r.kind === 'response' ? r.text : '')));
+    const tools = parts.filter((p) => p.type === 'dynamic-tool') as { state: string; toolName: string }[];
+    expect(tools).toHaveLength(STEPS);
+    expect(tools.every((t) => t.state === 'output-available' && t.toolName === 'lookup_fact')).toBe(true);
+    expect(parts.find((p) => p.type === 'data-jukebox-outcome')).toMatchObject({
+      data: { status: 'completed' },
+    });
   });
 });
