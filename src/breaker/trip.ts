@@ -17,5 +17,4 @@ export interface BreakerTrip {
   spendUsd: number;
 }
 
-/** Dollars readable at any size: small spends keep their significant digits. */
-export const formatUsd = (usd: number): string => (usd >= 0.01 ? usd.toFixed(4) : usd.toPrecision(4));
+export { formatUsd } from '../llm/pricing/formatUsd';

@@ -56,7 +56,11 @@ describe('jbx ls, show and verify', () => {
       bytes: readFileSync(good).byteLength,
     });
     expect(list[0].frames).toBeGreaterThan(10);
-    expect(jbx('ls', '--dir', tmp.dir).stdout).toMatch(/^id\s+workflow\s+started\s+steps/);
+    const table = jbx('ls', '--dir', tmp.dir).stdout;
+    expect(table).toMatch(/^id\s+workflow\s+started\s+steps/);
+    // The sum of two prices is 0.0000048000000000000004 in binary floats: the table shows the dollars.
+    expect(table).toContain('$0.0000048');
+    expect(table).not.toContain('00000000004');
   });
 
   it('show prints frames with blobs resolved; --frame and --step narrow it', () => {
@@ -65,6 +69,7 @@ describe('jbx ls, show and verify', () => {
     expect(all.stdout).toContain('llm.request');
     expect(all.stdout).toContain('lookup_fact({"topic":"moon"})');
     expect(all.stdout).toContain('"Hi there, how can I help?"');
+    expect(all.stdout).toContain('12 in / 5 out tokens, $0.0000048]');
 
     const json = JSON.parse(jbx('show', good, '--step', '1', '--json').stdout);
     expect(json.frames.map((f: { kind: string }) => f.kind)).toEqual([

@@ -1,3 +1,4 @@
+import { formatUsd } from '../../llm/pricing/formatUsd';
 import { outcomeLabel } from '../../recorder/boothOutcome';
 import {
   CatalogQueryError,
@@ -36,7 +37,7 @@ function row(r: TapeRow, withWhy: boolean): string[] {
     String(r.frames),
     outcomeLabel(r.outcome, r.rolledBack, r.tripped),
     String(r.tokens),
-    r.cost === null ? '-' : `$${r.cost.toFixed(4)}`,
+    r.cost === null ? '-' : `$${formatUsd(r.cost)}`,
     String(r.bytes),
   ];
   return withWhy ? [...cells, why(r)] : cells;

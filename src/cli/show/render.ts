@@ -1,5 +1,6 @@
 /** How `jbx show` turns frames into text and JSON: blob references resolved, bytes summarised. */
 import { oneLine, printableJson } from '../../errors';
+import { formatUsd } from '../../llm/pricing/formatUsd';
 import { BlobRef, decodeBlob, resolveMessages, type TapeBlob, type TapeFrame } from '../../recorder/tape';
 
 const MAX_RESOLVE_DEPTH = 8;
@@ -128,7 +129,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       break;
     }
     case 'llm.response':
-      what = `${p.stopReason}: ${describeMessage(p.message)} [${p.usage?.inputTokens ?? 0} in / ${p.usage?.outputTokens ?? 0} out tokens${typeof p.cost === 'number' ? `, $${p.cost}` : ''}]`;
+      what = `${p.stopReason}: ${describeMessage(p.message)} [${p.usage?.inputTokens ?? 0} in / ${p.usage?.outputTokens ?? 0} out tokens${typeof p.cost === 'number' ? `, $${formatUsd(p.cost)}` : ''}]`;
       break;
     case 'tool.call':
       what = `${oneLine(String(p.toolName))}(${j(p.args)})`;

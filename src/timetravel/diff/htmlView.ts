@@ -2,6 +2,8 @@
  * One self-contained HTML page (inline CSS, no scripts, no external resources) with the two timelines side by
  * side: aligned rows, changed fields highlighted, the first divergence marked and scrolled to by its anchor.
  */
+
+import { formatUsd } from '../../llm/pricing/formatUsd';
 import type { DiffRow, FieldDifference, SideSummary, StepView, TimelineDiff } from './timelineDiff';
 
 function esc(v: unknown): string {
@@ -42,7 +44,7 @@ function cell(
           : k === 'cost'
             ? s.cost === null
               ? 'n/a'
-              : `$${s.cost.toFixed(4)}`
+              : `$${formatUsd(s.cost)}`
             : s[k];
       return `<div class="f${changed.has(label) ? ' changed' : ''}"><span class="k">${label}</span> <span class="v">${esc(v)}</span></div>`;
     })
@@ -57,7 +59,7 @@ function cell(
 }
 
 function summary(s: SideSummary, side: string): string {
-  const cost = s.cost === null ? 'n/a' : `$${s.cost.toFixed(4)}`;
+  const cost = s.cost === null ? 'n/a' : `$${formatUsd(s.cost)}`;
   return `<th><div class="side">${side}</div><div class="file">${esc(s.file)}</div>
 <div class="sum">${s.steps} steps · ${s.tokens.input} in / ${s.tokens.output} out tokens · cost ${cost} · <span class="outcome ${esc(s.outcome)}">${esc(s.outcome)}</span></div>
 ${s.parent ? `<div class="sum">fork of ${esc(s.parent.tapeId)} at step ${s.parent.forkStep}</div>` : ''}

@@ -1,4 +1,6 @@
 /** The two timelines side by side in a terminal, clipped to its width, the first divergence marked. */
+
+import { formatUsd } from '../../llm/pricing/formatUsd';
 import type { DiffRow, SideSummary, StepView, TimelineDiff } from './timelineDiff';
 
 const MARK: Record<DiffRow['status'], string> = { same: ' ', changed: '~', removed: '-', inserted: '+' };
@@ -30,7 +32,7 @@ function stepLines(s: StepView | undefined, fields: string[]): string[] {
 }
 
 function summaryLine(s: SideSummary): string {
-  const cost = s.cost === null ? 'cost n/a' : `$${s.cost.toFixed(4)}`;
+  const cost = s.cost === null ? 'cost n/a' : `$${formatUsd(s.cost)}`;
   const fork = s.parent ? `  fork of ${s.parent.tapeId} at step ${s.parent.forkStep}` : '';
   return `${s.steps} steps  ${s.tokens.input}+${s.tokens.output} tok  ${cost}  ${s.outcome}${fork}`;
 }
