@@ -95,6 +95,8 @@ export {
   bundleTracedWorkflows,
   captureRunHistory,
   closeBreaker,
+  connectTemporal,
+  connectTemporalWorker,
   createJukeboxWorker,
   DEFAULT_TASK_QUEUE,
   type DecideOptions,
@@ -108,6 +110,8 @@ export {
   type JukeboxWorkerOptions,
   jukeboxClient,
   listApprovals,
+  type NoWorkerNotice,
+  noWorkerMessage,
   type PendingApproval,
   pendingApproval,
   reject,
@@ -115,11 +119,15 @@ export {
   type StartAgentOptions,
   startAgent,
   startAgentGroup,
+  TemporalNamespaceNotFoundError,
+  TemporalUnreachableError,
   validateFork,
+  type WaitOptions,
   WorkflowCodeImportsNodeModuleError,
   WorkflowsModuleRequiredError,
   waitForApproval,
   waitWithProgress,
+  watchForWorker,
 } from './temporal';
 export { type TemporalConfig, TemporalConfigInvalidError, temporalConfigFromEnv } from './temporal/config';
 export {

@@ -10,7 +10,7 @@ export {
 } from './activities/breakerActivities';
 export { createForkActivities, type ForkActivities } from './activities/forkActivities';
 export { createRecorderActivities, type RecorderActivities } from './activities/recorderActivities';
-export { type StartAgentOptions, startAgent, waitWithProgress } from './client/agentClient';
+export { type StartAgentOptions, startAgent, type WaitOptions, waitWithProgress } from './client/agentClient';
 export {
   breakerStatus,
   closeBreaker,
@@ -30,6 +30,12 @@ export {
   reject,
   waitForApproval,
 } from './client/approvals';
+export {
+  connectTemporal,
+  connectTemporalWorker,
+  TemporalNamespaceNotFoundError,
+  TemporalUnreachableError,
+} from './client/connect';
 export {
   type FinishedFork,
   type ForkRequest,
@@ -57,6 +63,14 @@ export {
   sidecarPath,
   storeHistory,
 } from './client/storedHistory';
+export {
+  LIVE_POLLER_MS,
+  livePollers,
+  type NoWorkerNotice,
+  noWorkerMessage,
+  type WorkerWatchOptions,
+  watchForWorker,
+} from './client/workerWatch';
 export { CONTENT_DRIVER_NAME, ContentDriver, type ContentDriverOptions } from './content/contentDriver';
 export {
   type ContentOptions,

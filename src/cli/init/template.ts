@@ -74,13 +74,15 @@ export const weatherAgent = agentWorkflow(weatherAgentDefinition);
 
 const WORKER = `/**
  * A Temporal worker with Jukebox added as a plugin: \`npm run worker\`. With OPENAI_API_KEY set, the agent talks to
- * the real API; without one, to a local scripted model server (model-script.yaml) started here.
+ * the real API; without one, to a local scripted model server (model-script.yaml) started here. Ctrl-C stops it.
  */
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import {
+  connectTemporalWorker,
   DEFAULT_TASK_QUEUE,
   endpointsFromEnv,
+  JukeboxError,
   JukeboxPlugin,
   type LlmEndpoints,
   localEndpoints,
@@ -89,45 +91,61 @@ import {
 import { startModelServer } from 'jukebox/testing';
 import { tools } from './tools';
 
-async function modelEndpoints(): Promise<LlmEndpoints> {
+/** The model endpoints, and what to close when the worker stops (the local model server, if one started). */
+async function modelEndpoints(): Promise<{ endpoints: LlmEndpoints; close(): Promise<void> }> {
   const fromEnv = endpointsFromEnv();
-  if (fromEnv.openai) return fromEnv;
+  if (fromEnv.openai) return { endpoints: fromEnv, close: async () => {} };
   const server = await startModelServer({ script: path.join(__dirname, '../model-script.yaml') });
   console.log(\`no OPENAI_API_KEY: the agent talks to the local model server on \${server.url}\`);
-  return localEndpoints(server.url);
+  return { endpoints: localEndpoints(server.url), close: () => server.close() };
 }
 
 async function run() {
   const temporal = temporalConfigFromEnv();
-  const connection = await NativeConnection.connect({ address: temporal.address });
-  const worker = await Worker.create({
-    connection,
-    namespace: temporal.namespace,
-    taskQueue: process.env.JUKEBOX_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    workflowsPath: require.resolve('./workflows'),
-    plugins: [new JukeboxPlugin({ tools, endpoints: await modelEndpoints() })],
-  });
-  console.log(\`worker ready on task queue \${worker.options.taskQueue}\`);
+  const connection = await connectTemporalWorker(temporal);
+  const model = await modelEndpoints();
   try {
+    const worker = await Worker.create({
+      connection,
+      namespace: temporal.namespace,
+      taskQueue: process.env.JUKEBOX_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      workflowsPath: require.resolve('./workflows'),
+      plugins: [new JukeboxPlugin({ tools, endpoints: model.endpoints })],
+    });
+    console.log(\`worker ready on task queue \${worker.options.taskQueue} (Ctrl-C stops it)\`);
+    // Ctrl-C (SIGINT) or SIGTERM makes run() return once the worker has shut down.
     await worker.run();
   } finally {
+    // The model server's socket would keep the process alive after the worker stopped.
+    await model.close();
     await connection.close();
   }
 }
 
 run().catch((err) => {
-  console.error(err);
+  console.error(err instanceof JukeboxError ? \`\${err.code}: \${err.message}\` : err);
   process.exit(1);
 });
 `;
 
-const CLIENT = `/** Starts the agent and prints its steps as they finish: \`npm start [CITY]\`. */
-import { Connection } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE, printStep, startAgent, temporalConfigFromEnv, waitWithProgress } from 'jukebox';
+const CLIENT = `/**
+ * Starts the agent and prints its steps as they finish: \`npm start [CITY]\`. While no worker polls the task
+ * queue, it says so and keeps waiting.
+ */
+import {
+  connectTemporal,
+  DEFAULT_TASK_QUEUE,
+  JukeboxError,
+  printStep,
+  startAgent,
+  temporalConfigFromEnv,
+  waitWithProgress,
+} from 'jukebox';
 
 async function run() {
   const temporal = temporalConfigFromEnv();
-  const connection = await Connection.connect({ address: temporal.address });
+  // A typed error naming the address, the namespace and what to run when the server is not there.
+  const connection = await connectTemporal(temporal);
   try {
     const handle = await startAgent(
       'weatherAgent',
@@ -147,7 +165,7 @@ async function run() {
 }
 
 run().catch((err) => {
-  console.error(err);
+  console.error(err instanceof JukeboxError ? \`\${err.code}: \${err.message}\` : err);
   process.exit(1);
 });
 `;

@@ -6,6 +6,7 @@ import type { ContentOptions } from '../content/dataConverter';
 import { DEFAULT_TASK_QUEUE } from '../worker/createWorker';
 import type { AgentRunOptions } from '../workflow/runOptions';
 import { jukeboxClient } from './jukeboxClient';
+import { type NoWorkerNotice, noWorkerMessage, watchForWorker } from './workerWatch';
 
 export interface StartAgentOptions {
   /**
@@ -54,20 +55,49 @@ export async function startAgent<I, O>(
   );
 }
 
+export interface WaitOptions {
+  /** How often the run's steps are asked for (default 200 ms). */
+  pollMs?: number;
+  /**
+   * After this long with no worker polling the run's task queue, `onNoWorker` is told (default 5000 ms; `false`:
+   * never look). A run started while no worker is up otherwise waits on the server without a word.
+   */
+  noWorkerAfterMs?: number | false;
+  /** Default: prints noWorkerMessage on stderr. */
+  onNoWorker?: (notice: NoWorkerNotice) => void;
+  /** A worker polls again after onNoWorker. Default: says so on stderr. */
+  onWorker?: (notice: NoWorkerNotice) => void;
+}
+
 /**
  * Waits for the result while reporting each step as it finishes. Progress comes from a workflow query, so it
- * works from any process, not only the one that started the run.
+ * works from any process, not only the one that started the run. While no worker polls the run's task queue,
+ * it says so (WaitOptions.onNoWorker) and keeps waiting.
  */
 export async function waitWithProgress<O>(
   // biome-ignore lint/suspicious/noExplicitAny: any agent input; only the result type matters here
   handle: WorkflowHandle<(input: any, options?: AgentRunOptions) => Promise<AgentRunResult<O>>>,
   onStep: (step: StepSummary) => void,
-  pollMs = 200,
+  options: number | WaitOptions = {},
 ): Promise<AgentRunResult<O>> {
+  const opts: WaitOptions = typeof options === 'number' ? { pollMs: options } : options;
+  const pollMs = opts.pollMs ?? 200;
   let seen = 0;
   let done = false;
+  const watch =
+    opts.noWorkerAfterMs === false
+      ? undefined
+      : watchForWorker(handle, {
+          afterMs: opts.noWorkerAfterMs ?? 5_000,
+          onNoWorker: opts.onNoWorker ?? ((n) => process.stderr.write(`${noWorkerMessage(n)}\n`)),
+          onWorker:
+            opts.onWorker ??
+            ((n) =>
+              process.stderr.write(`a worker is polling task queue ${n.taskQueue} now; the run goes on\n`)),
+        });
   const result = handle.result().finally(() => {
     done = true;
+    watch?.stop();
   });
   const poll = (async () => {
     while (!done) {
