@@ -10,7 +10,16 @@ export interface FeatureDeps {
   deferEmbedding?: (text: string) => void;
   python?: string;
   signal?: AbortSignal;
+  /**
+   * Told of an embedder failure that is a standing condition of this process (the local model cannot load), to
+   * log it once; features degraded by nothing else then say `degradedLogged`.
+   */
+  onStandingFailure?: (err: Error) => void;
 }
+
+/** The local model cannot load: true of every message until the worker changes, not of this one. */
+export const isStandingFailure = (err: unknown): err is Error =>
+  err instanceof Error && (err as { code?: string }).code === 'BREAKER_EMBEDDING_MODEL_UNAVAILABLE';
 
 /**
  * An embedding as small integers (the unit vector times 127, rounded): features travel in activity results and
@@ -43,6 +52,7 @@ export async function extractFeatures(
   const normalized = normalizeText(message.text);
   const long = normalized.length >= config.minChars;
   const degraded: string[] = [];
+  let standing = 0;
   const features: MessageFeatures = {
     excerpt: (message.text || calls.map((c) => c.name).join(', ')).slice(0, 160),
     toolKeys: [],
@@ -65,6 +75,10 @@ export async function extractFeatures(
         features.embedding = quantizeEmbedding(await deps.embedder.embed(message.text, deps.signal));
       } catch (err) {
         degraded.push(embedderFailed(deps.embedder, err));
+        if (deps.onStandingFailure && isStandingFailure(err)) {
+          deps.onStandingFailure(err);
+          standing++;
+        }
       }
   }
   try {
@@ -73,5 +87,6 @@ export async function extractFeatures(
     degraded.push(`code parser failed (${reasonOf(err)}); code detector skipped this message`);
   }
   if (degraded.length) features.degraded = degraded.join('; ');
+  if (degraded.length && standing === degraded.length) features.degradedLogged = true;
   return features;
 }

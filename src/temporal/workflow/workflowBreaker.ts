@@ -41,6 +41,8 @@ export class WorkflowBreaker {
   private deferred: { track: string; step: number; index: number; text: string }[] = [];
   trips = 0;
   resumed = 0;
+  /** Degradations already logged by this run: each once, not once per step. */
+  private readonly warned = new Set<string>();
 
   constructor(private readonly recordTrip: (trip: BreakerTrip) => Promise<void>) {
     setHandler(breakerCloseSignal, (d) => {
@@ -134,6 +136,13 @@ export class WorkflowBreaker {
     await this.onTrip(trip, true);
   }
 
+  /** Logs a degradation the worker has not logged (a failed embedding, a parser error), once per run. */
+  private warnDegraded(track: string, why: string): void {
+    if (this.warned.has(why)) return;
+    this.warned.add(why);
+    log.warn('circuit breaker detector degraded', { track, why });
+  }
+
   /** What the next model step must embed: earlier answers that deferred their embeddings, still windowed. */
   pendingEmbeddings(): { step: number; text: string }[] {
     const b = this.armed;
@@ -158,11 +167,11 @@ export class WorkflowBreaker {
       const at = this.deferred.findIndex((d) => d.step === e.step);
       if (at < 0) continue;
       const [d] = this.deferred.splice(at, 1);
-      if (e.degraded) log.warn('circuit breaker detector degraded', { track: d!.track, why: e.degraded });
+      if (e.degraded && !e.degradedLogged) this.warnDegraded(d!.track, e.degraded);
       b.fillEmbedding(d!.track, d!.index, e);
     }
     const spendTrip = b.observeSpend(track, spend);
-    if (features?.degraded) log.warn('circuit breaker detector degraded', { track, why: features.degraded });
+    if (features?.degraded && !features.degradedLogged) this.warnDegraded(track, features.degraded);
     if (features?.embeddingDeferred && answer)
       this.deferred.push({ track, step: answer.step, index: b.nextMessageIndex(track), text: answer.text });
     const trip = spendTrip ?? (features ? b.observeMessage(track, features) : undefined);
