@@ -374,6 +374,44 @@ describe.each(backends)('StagedSql on $name', (backend) => {
     }
   });
 
+  it('checks every row of a commit writing hundreds of rows: one changed underneath past the first few hundred aborts it, and the same commit applies every row otherwise', async () => {
+    for (const concurrent of [true, false]) {
+      const db = await backend.fresh();
+      const sql = await StagedSql.open(db.options(staging()));
+      try {
+        for (let i = 0; i < 450; i++)
+          await sql.query('INSERT INTO accounts (id, owner, balance) VALUES (?, ?, ?)', [
+            100 + i,
+            `o${i}`,
+            i,
+          ]);
+        if (concurrent) await db.real.raw("INSERT INTO accounts (id, owner, balance) VALUES (520, 'zed', 2)");
+        const before = await balances(db.real);
+        if (concurrent) {
+          const err = await sql.commit().catch((e) => e);
+          expect(err).toBeInstanceOf(SqlConflictError);
+          expect(err.rows).toEqual([{ table: 'accounts', key: 'id=520' }]);
+          expect(await balances(db.real)).toEqual(before);
+          continue;
+        }
+        const result = await sql.commit();
+        expect(result).toMatchObject({ applied: true, statements: 450, rowsAffected: 450 });
+        const real = await rows(
+          db.real,
+          'SELECT id, owner, balance FROM accounts WHERE id >= 100 ORDER BY id',
+        );
+        expect(real.map((r) => [num(r.id), r.owner, num(r.balance)])).toEqual(
+          Array.from({ length: 450 }, (_, i) => [100 + i, `o${i}`, i]),
+        );
+        await sql.compensate(result);
+        expect(await rows(db.real, 'SELECT id FROM accounts WHERE id >= 100')).toEqual([]);
+      } finally {
+        await sql.close();
+        await db.cleanup();
+      }
+    }
+  });
+
   it('a table without a primary key still gets the whole-table check', async () => {
     const db = await backend.fresh();
     const sql = await StagedSql.open(db.options(staging()));

@@ -51,6 +51,15 @@ export interface LogRow {
 export interface ExecOptions {
   /** Stop the statement after this long (`SqlStatementTimeoutError`); none at commit. */
   timeoutMs?: number;
+  /**
+   * One commit's replay passes the same set to each of its statements, all in one transaction: the statement
+   * texts (as sent, identifier bindings spliced) whose compiled programs already passed the booth's checks in
+   * that transaction since its last schema change. Values bound to `?` do not change what a program opens or
+   * calls, so the same text needs checking once (SQLite: one EXPLAIN, not one a statement).
+   */
+  checked?: Set<string>;
+  /** The caller needs only rowsAffected (a replayed INSERT/UPDATE/DELETE/REPLACE), not the rows. */
+  countOnly?: boolean;
 }
 
 export interface Dialect {

@@ -12,7 +12,7 @@ import { checkCompiled, checkSchemaAfter } from './sqliteGuard';
 import { type Encoded, encodeValue } from './values';
 
 type SqliteConnection = {
-  run(sql: string, params: unknown[], cb: (err: unknown) => void): void;
+  run(sql: string, params: unknown[], cb: (this: { changes?: number }, err: unknown) => void): void;
   all(sql: string, params: unknown[], cb: (err: unknown, rows: unknown[]) => void): void;
   exec(sql: string, cb: (err: unknown) => void): void;
   configure(option: 'limit', id: number, value: number): void;
@@ -128,6 +128,9 @@ function oneWriterAtATime<T>(file: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
+/** Keys looked up per SELECT by rowImages (a result row may have at most 2,000 columns). */
+const ROW_IMAGES_PER_QUERY = 200;
+
 /** A value as SQLite's quote() wrote it; anything else in a stored key or image means the record was tampered with. */
 const SQLITE_LITERAL = /^(NULL|[-+0-9.eE]+|'(?:[^']|'')*'|X'[0-9A-Fa-f]*')$/;
 
@@ -219,11 +222,30 @@ export function sqliteDialect(filename: string): Dialect {
       return `${rows.length}:${createHash('sha256').update(lines.join('\n')).digest('hex')}`;
     },
     async exec(db, sql, bindings, write, options = {}) {
-      const before = await checkCompiled(db, sql, bindings);
-      const conn = options.timeoutMs === undefined ? null : connectionOf(db);
+      const checked = options.checked;
+      const sent = checked === undefined ? null : db.raw(sql, bindings as never).toSQL();
+      let before: Awaited<ReturnType<typeof checkCompiled>> = null;
+      if (sent === null || !checked!.has(sent.sql)) {
+        before = await checkCompiled(db, sql, bindings);
+        // A schema change may give the same text another program: everything checked before it is checked again.
+        if (sent !== null) before === null ? checked!.add(sent.sql) : checked!.clear();
+      }
+      const conn = options.timeoutMs === undefined && !options.countOnly ? null : connectionOf(db);
+      // Only the count wanted (a replay at commit): run() returns SQLite's changes() with the statement, a round
+      // trip fewer than asking for it after. A DML statement does all its changes in its first step, RETURNING or not.
+      if (write && options.countOnly && before === null && options.timeoutMs === undefined && conn !== null) {
+        const q = (sent ?? db.raw(sql, bindings as never).toSQL()).toNative();
+        const changes = await new Promise<number>((resolve, reject) =>
+          conn.run(q.sql, q.bindings as unknown[], function (err) {
+            if (err) reject(err);
+            else resolve(Number(this.changes ?? 0));
+          }),
+        );
+        return { rows: [], rowsAffected: changes };
+      }
       let timedOut = false;
       const timer =
-        conn === null
+        conn === null || options.timeoutMs === undefined
           ? undefined
           : setTimeout(() => {
               timedOut = true;
@@ -304,16 +326,21 @@ export function sqliteDialect(filename: string): Dialect {
       return rows.map((r) => ({ table: r.table, key: r.key, pre: r.pre ?? null }));
     },
     async rowImages(db, table, keys) {
+      if (keys.length === 0) return [];
       const cols = await sqliteColumns(db, table);
+      const img = sqliteRowObject('', cols);
       const out: (string | null)[] = [];
-      for (const key of keys) {
-        const where = sqliteLiterals(key)
-          .map(([c, v]) => `${quoteIdent(c)} = ${v}`)
-          .join(' AND ');
-        const rows = (await db.raw(
-          `SELECT ${sqliteRowObject('', cols)} AS img FROM main.${quoteIdent(table)} WHERE ${where}`,
-        )) as { img: string }[];
-        out.push(rows[0]?.img ?? null);
+      // One round trip for many keys: each key's row is a scalar subquery of one SELECT, looked up by its key.
+      for (let i = 0; i < keys.length; i += ROW_IMAGES_PER_QUERY) {
+        const chunk = keys.slice(i, i + ROW_IMAGES_PER_QUERY);
+        const parts = chunk.map((key, j) => {
+          const where = sqliteLiterals(key)
+            .map(([c, v]) => `${quoteIdent(c)} = ${v}`)
+            .join(' AND ');
+          return `(SELECT ${img} FROM main.${quoteIdent(table)} WHERE ${where}) AS i${j}`;
+        });
+        const rows = (await db.raw(`SELECT ${parts.join(', ')}`)) as Record<string, string | null>[];
+        for (let j = 0; j < chunk.length; j++) out.push(rows[0]?.[`i${j}`] ?? null);
       }
       return out;
     },

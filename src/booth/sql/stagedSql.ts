@@ -121,6 +121,9 @@ export interface SqlCompensateResult {
   recovered: boolean;
 }
 
+/** Replayed writes whose rows commit() does not need: plain DML, which does all its changes in one step. */
+const COUNT_ONLY_VERBS = new Set(['insert', 'update', 'delete', 'replace']);
+
 /** A session role the server would not let in (pg_hba, password auth) is a setting to fix, not a bad statement. */
 function loginRefused(err: unknown): SqlConfigError | null {
   const code = (err as { code?: unknown }).code;
@@ -664,6 +667,8 @@ export class StagedSql {
     const d = this.dialect;
     const writes = log.filter((x) => x.kind === 'write');
     const known = new Set([...Object.keys(s.base), ...plan.touched]);
+    // Statement texts this transaction's replay has checked (see ExecOptions.checked).
+    const checked = new Set<string>();
     try {
       return await d.writeTransaction(async (trx) => {
         // First: SQLite waits out another writer (busy_timeout) only for a transaction's first lock; one that read
@@ -706,7 +711,9 @@ export class StagedSql {
               continue;
             let seen: string;
             try {
-              seen = resultHash((await d.exec(trx, x.statement, decodeBindings(x.params), false)).rows);
+              seen = resultHash(
+                (await d.exec(trx, x.statement, decodeBindings(x.params), false, { checked })).rows,
+              );
             } catch (err) {
               throw new SqlConflictError(tables, 'commit', {
                 statement: x.statement,
@@ -722,7 +729,12 @@ export class StagedSql {
           }
           let affected: number;
           try {
-            affected = (await d.exec(trx, x.statement, decodeBindings(x.params), true)).rowsAffected;
+            affected = (
+              await d.exec(trx, x.statement, decodeBindings(x.params), true, {
+                checked,
+                countOnly: COUNT_ONLY_VERBS.has(x.verb),
+              })
+            ).rowsAffected;
           } catch (err) {
             throw new SqlReplayDivergedError([], err);
           }
