@@ -3,7 +3,7 @@
  * workspace (10 and 10,000 files: it must not grow with size), a staged write, commit by changed bytes,
  * rollback, a sandboxed shell command and a staged SQL statement.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -12,6 +12,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { StagedWorkspace } from '../../src/booth';
 import { StagedShell } from '../../src/booth/shell';
+import { bwrapArgs, SANDBOX_PATH } from '../../src/booth/shell/isolation';
 import { StagedSql } from '../../src/booth/sql';
 import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result, timeRuns } from '../harness';
@@ -32,6 +33,60 @@ async function durableWrite(file: string, data: Buffer): Promise<void> {
   await fh.sync();
   await fh.close();
   await fsp.rename(tmp, file);
+}
+
+/** Spawns `argv` from this process, as the booth spawns a command, and waits for it to end. */
+function spawnAndWait(argv: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${argv.join(' ').slice(0, 200)}: exit ${code}`)),
+    );
+  });
+}
+
+/**
+ * The isolation a booth command runs in, and nothing of the booth's own work (no control groups, staged layer,
+ * scan or staging): `setpriv --pdeathsig`, `prlimit`, `unshare -Urm` + the overlay mount of `root`, bubblewrap
+ * with the booth's flags, `true`. What a sandboxed `true` cannot go below. Without the overlay: bubblewrap alone.
+ */
+function isolationChain(root: string, dir: string, withOverlay: boolean): string[] {
+  for (const d of ['layer', 'upper', 'work', 'merged']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+  const bwrap = [
+    'bwrap',
+    ...bwrapArgs({
+      copyDir: withOverlay ? path.join(dir, 'merged') : root,
+      root,
+      cwd: root,
+      network: false,
+      env: { PATH: SANDBOX_PATH, HOME: '/tmp', LANG: 'C.UTF-8' },
+      argv: ['true'],
+    }),
+  ];
+  if (!withOverlay) return bwrap;
+  return [
+    'setpriv',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    'prlimit',
+    '--fsize=268435456:268435456',
+    '--',
+    'unshare',
+    '-Urm',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    'mount -t overlay overlay -o "userxattr,metacopy=off,lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 4 && exec "$@"',
+    'sh',
+    `${path.join(dir, 'layer')}:${root}`,
+    path.join(dir, 'upper'),
+    path.join(dir, 'work'),
+    path.join(dir, 'merged'),
+    ...bwrap,
+  ];
 }
 
 const OVERLAY_PEER = 'overlayfs mount of the same tree (the mount process)';
@@ -253,13 +308,40 @@ export const shadowBoothSuite: BenchSuite = {
       const bwrapOk = spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-all', 'true']).status === 0;
       if (bwrapOk) {
         const sh = new StagedShell(shellWs);
-        const plain = median(await timeRuns(10, async () => void spawnSync('true')));
         const once = async (s: StagedShell) => {
           const r = await s.run(['true'], { timeoutMs: 120_000 });
           return r.view;
         };
         const view = await once(sh);
-        const boothed = median(await timeRuns(10, async () => void (await once(sh))));
+        const tree10 = path.join(base, 'tree-10');
+        const bwrapAlone = isolationChain(tree10, path.join(base, 'chain-bwrap'), false);
+        // The booth, a plain spawn, the isolation chain and bubblewrap alone, round by round: one machine load.
+        const times: Record<'booth' | 'plain' | 'chain' | 'bwrap', number[]> = {
+          booth: [],
+          plain: [],
+          chain: [],
+          bwrap: [],
+        };
+        for (let r = 0; r <= 15; r++) {
+          const chain = isolationChain(tree10, path.join(base, `chain-${r}`), true);
+          const t0 = performance.now();
+          await once(sh);
+          const t1 = performance.now();
+          spawnSync('true');
+          const t2 = performance.now();
+          await spawnAndWait(chain);
+          const t3 = performance.now();
+          await spawnAndWait(bwrapAlone);
+          const t4 = performance.now();
+          if (r === 0) continue;
+          times.booth.push(t1 - t0);
+          times.plain.push(t2 - t1);
+          times.chain.push(t3 - t2);
+          times.bwrap.push(t4 - t3);
+        }
+        const boothed = median(times.booth);
+        const plain = median(times.plain);
+        const chainMs = median(times.chain);
         out.push(
           result(
             `shell \`true\`, bwrap, ${view} view of 10 files`,
@@ -267,6 +349,29 @@ export const shadowBoothSuite: BenchSuite = {
             'ms',
             'spawn `true` directly',
             plain,
+            `target ratio <= 2; its bound, the isolation chain alone (row below): ${chainMs.toFixed(2)} ms, ratio ${(chainMs / plain).toFixed(2)}`,
+          ),
+          result(
+            "shell `true`: its isolation chain alone (setpriv, prlimit, unshare + overlay mount, bubblewrap with the booth's flags), no booth work",
+            chainMs,
+            'ms',
+            'spawn `true` directly',
+            plain,
+            'the bound of the row above: six programs start before `true` (setpriv, prlimit, unshare, sh, mount, bwrap)',
+          ),
+          result(
+            "shell `true`: bubblewrap alone with the booth's flags (no overlay, no parent-death chain)",
+            median(times.bwrap),
+            'ms',
+            'spawn `true` directly',
+            plain,
+          ),
+          result(
+            'shell `true`: what the booth adds (control groups, staged layer, upper-layer scan, staging)',
+            boothed,
+            'ms',
+            'its isolation chain alone',
+            chainMs,
           ),
         );
         const big = await StagedWorkspace.open({

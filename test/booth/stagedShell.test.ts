@@ -105,6 +105,45 @@ describe.each(['overlay', 'copy'] as const)('StagedShell with the %s view', (vie
     expect(snapshot(fx.outside)).toEqual(outsideBefore);
   });
 
+  it('finds deletions of names a shell glob or a line break could hide: dotfiles, `..x`, `*`, spaces, newlines, in nested directories', async () => {
+    const names = ['.hidden', '..dots', 'star*', 'sp ace', 'new\nline', '[x]'];
+    fs.mkdirSync(path.join(fx.root, 'deep/er'), { recursive: true });
+    fs.mkdirSync(path.join(fx.root, 'deep/.hid'));
+    for (const n of names) {
+      fs.writeFileSync(path.join(fx.root, 'deep/er', n), n);
+      fs.writeFileSync(path.join(fx.root, n), n);
+    }
+    fs.writeFileSync(path.join(fx.root, 'deep/er/keep'), 'k');
+    fs.writeFileSync(path.join(fx.root, 'deep/.hid/keep'), 'k');
+    realBefore = snapshot(fx.root);
+    const r = await shell.run(
+      [
+        "rm -- .hidden ..dots 'star*' 'new",
+        "line' deep/er/.hidden deep/er/..dots 'deep/er/sp ace' 'deep/er/[x]'",
+        'echo w > deep/er/keep && echo h > deep/.hid/keep',
+      ].join('\n'),
+      { timeoutMs: 10_000 },
+    );
+    expect(r.exitCode).toBe(0);
+    expect(r.changes.map((c) => `${c.op} ${c.path}`).sort()).toEqual(
+      [
+        'delete .hidden',
+        'delete ..dots',
+        'delete star*',
+        'delete new\nline',
+        'delete deep/er/.hidden',
+        'delete deep/er/..dots',
+        'delete deep/er/sp ace',
+        'delete deep/er/[x]',
+        'write deep/er/keep',
+        'write deep/.hid/keep',
+      ].sort(),
+    );
+    expect((await ws.readdir('.')).filter((n) => names.includes(n)).sort()).toEqual(['[x]', 'sp ace']);
+    expect((await ws.readdir('deep/er')).sort()).toEqual(['keep', 'new\nline', 'star*']);
+    untouched();
+  });
+
   it('shows staged deletions, recreated directories and staged-only files exactly as the file API does', async () => {
     await ws.rm('dir', { recursive: true });
     await ws.mkdir('dir');

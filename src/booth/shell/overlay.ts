@@ -160,7 +160,9 @@ export async function overlayView(
 /**
  * Runs inside `unshare -Urm`: makes the whiteouts, mounts the overlay, runs bwrap (the remaining arguments), then
  * lists every directory of the upper layer as the merged view shows it, which is how deletions (whiteouts or
- * opaque directories alike) are found without reading overlayfs' private xattrs.
+ * opaque directories alike) are found without reading overlayfs' private xattrs. The listing is the shell's own
+ * globbing and printf, no process per directory (a `find` a directory cost more than the command it lists);
+ * the three globs are every name but `.` and `..`, and a directory it cannot read fails the scan.
  */
 export const OVERLAY_SCRIPT = `set -e
 n=$1; shift
@@ -170,7 +172,18 @@ mount -t overlay overlay -o "userxattr,metacopy=off,lowerdir=$JBX_LOWER,upperdir
 set +e
 "$@"
 rc=$?
-cd "$JBX_UPPER" && find . -type d -exec sh -c 'for d; do printf "%s\\0" "$d"; find "$0/$d" -mindepth 1 -maxdepth 1 -printf "%f\\0"; printf "\\0"; done' "$JBX_MERGED" {} + > "$JBX_OUT" || exit 125
+list() {
+  [ -r "$JBX_MERGED/$1" ] && [ -x "$JBX_MERGED/$1" ] || return 1
+  printf '%s\\0' "$1"
+  for f in "$JBX_MERGED/$1"/* "$JBX_MERGED/$1"/.[!.]* "$JBX_MERGED/$1"/..?*; do
+    if [ -e "$f" ] || [ -h "$f" ]; then printf '%s\\0' "\${f##*/}"; fi
+  done
+  printf '\\0'
+  for f in "$JBX_UPPER/$1"/* "$JBX_UPPER/$1"/.[!.]* "$JBX_UPPER/$1"/..?*; do
+    if [ -d "$f" ] && [ ! -h "$f" ]; then list "$1/\${f##*/}" || return 1; fi
+  done
+}
+list . > "$JBX_OUT" || exit 125
 exit $rc
 `;
 
