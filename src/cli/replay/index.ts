@@ -20,6 +20,7 @@ import { replayWithCode } from '../../timetravel/replay/replayWithCode';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
+import { openBundleOrExit } from '../verify/bundle';
 import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
 import { eventsOf, renderReplayReport } from './render';
 import { isSuiteArgument } from './suiteArgument';
@@ -32,6 +33,8 @@ const USAGE =
   'jbx replay TAPE|BUNDLE.jbxb|DIR|GLOB [--against DIR] [--junit FILE] [--jobs N] [--temporal] [--skip-code-check] [--dir D] [--json]';
 
 export function readTimelineOrExit(file: string): Timeline {
+  // A .jbxb bug report reads as the tape it carries.
+  if (isBundleFile(file)) return openBundleOrExit(file).timeline;
   try {
     return readTimeline(file);
   } catch (err) {
@@ -61,7 +64,7 @@ async function fetchHistoryInto(file: string, t: Timeline): Promise<void> {
   } catch (err) {
     throw new HistoryMissingError(
       file,
-      `and fetching it from ${config.address} failed: ${(err as Error).message}`,
+      `and fetching workflow ${h.workflowId} run ${h.runId} from namespace ${config.namespace} at ${config.address} failed: ${(err as Error).message} (set JUKEBOX_TEMPORAL_NAMESPACE / JUKEBOX_TEMPORAL_ADDRESS to the server that ran it)`,
       err,
     );
   }

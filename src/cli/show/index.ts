@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { BoothOutcome, outcomeLabel, type RolledBack } from '../../recorder/boothOutcome';
 import { readTape, TapeError, type TapeFrame } from '../../recorder/tape';
+import { isBundleFile } from '../../timetravel/bundle/format';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
+import { openBundleOrExit } from '../verify/bundle';
 import { createProgress } from '../verify/progress';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
 import { frameDetail, frameJson, frameLine } from './render';
@@ -60,7 +62,8 @@ export const showCommand: CommandSpec = {
     const progress = createProgress(`reading ${file}`);
     let tape: ReturnType<typeof readTape>;
     try {
-      tape = readTape(file, { recover: true });
+      // A .jbxb bug report shows the tape it carries (its hashes checked as `jbx verify` checks them).
+      tape = isBundleFile(file) ? openBundleOrExit(file).tape : readTape(file, { recover: true });
     } catch (err) {
       if (err instanceof TapeError) throw headerFailure(file, err);
       throw err;

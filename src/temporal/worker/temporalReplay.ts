@@ -5,14 +5,26 @@
  */
 
 import path from 'node:path';
+import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { temporal } from '@temporalio/proto';
-import { ReplayError, Worker } from '@temporalio/worker';
+import { type InjectedSinks, ReplayError, Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { type ContentStore, contentStoreOfTapeDir } from '../../recorder/content';
 import type { HistorySegment } from '../../timetravel/fork/historyPoint';
 import { loadStoredHistory } from '../client/storedHistory';
 import { jukeboxDataConverter } from '../content/dataConverter';
+import { type TapeSinks, tapeSinks } from './tapeSinks';
 import { bundleAgentWorkflows } from './workflowBundle';
+
+/**
+ * The sinks the recorded code calls, registered as no-ops: a replay records nothing, but a workflow that calls a
+ * sink nobody registered makes the replayer log an ERROR (`unregistered external sink`) on a replay that passed.
+ * The tape's own sinks (outcome, barrier) and the OpenTelemetry interceptors' span exporter.
+ */
+const REPLAY_SINKS: InjectedSinks<TapeSinks & OpenTelemetrySinks> = {
+  ...tapeSinks(undefined),
+  exporter: { export: { fn: () => {}, callDuringReplay: false } },
+};
 
 export interface TemporalReplayReport {
   file: string;
@@ -78,7 +90,11 @@ export async function replayHistoryWithCode(
       durationMs: 0,
     };
     try {
-      await Worker.runReplayHistory({ workflowBundle, ...dataConverter }, seg.history, workflowId);
+      await Worker.runReplayHistory(
+        { workflowBundle, sinks: REPLAY_SINKS, ...dataConverter },
+        seg.history,
+        workflowId,
+      );
     } catch (err) {
       // ReplayError: the workflow task failed on replay (e.g. code that now throws); also "not compatible".
       if (!(err instanceof DeterminismViolationError) && !(err instanceof ReplayError)) throw err;

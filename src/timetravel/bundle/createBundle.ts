@@ -1,6 +1,6 @@
 /** Packing a recorded run into one `.jbxb`: its tape, its Temporal history, the workflow code that recorded it. */
 import { readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { hashBundleCode } from '../../recorder/agentCodeHash';
@@ -144,6 +144,8 @@ export function buildBundle(input: BundleInput): { bytes: Uint8Array; manifest: 
 export async function writeBundle(input: BundleInput, output: string): Promise<WrittenBundle> {
   const { bytes, manifest } = buildBundle(input);
   const tmp = `${output}.${process.pid}.tmp`;
+  // `-o reports/run.jbxb` into a folder that does not exist yet makes it, as `jbx export` does.
+  await mkdir(path.dirname(output), { recursive: true });
   await writeFile(tmp, bytes);
   await rename(tmp, output);
   return { file: output, bytes: bytes.length, manifest, hash: toHex(blake3(bytes)) };

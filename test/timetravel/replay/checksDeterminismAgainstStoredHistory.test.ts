@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blake3 } from '../../../src/recorder/tape';
 import { toHex } from '../../../src/recorder/tape/hash';
 import { loadStoredHistory, sidecarPath } from '../../../src/temporal';
+import { temporalConfigFromEnv } from '../../../src/temporal/config';
 import { runJbx } from './jbx';
 import { QUESTION, recordingSetup } from './recordedRun';
 
@@ -108,5 +109,16 @@ describe('jbx replay --temporal: Temporal determinism replay from the history st
     const off = await runJbx(['replay', '--temporal', tape], { offline: true });
     expect(off.code).toBe(1);
     expect(off.stderr).toMatch(/no workflow history stored beside it .*captureRunHistory/s);
+  });
+
+  it('a run the server does not hold is refused naming the namespace and address it looked in', async () => {
+    if (existsSync(sidecarPath(tape))) rmSync(sidecarPath(tape));
+    const r = await runJbx(['replay', '--temporal', tape], {
+      env: { JUKEBOX_TEMPORAL_NAMESPACE: 'default' },
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`from namespace default at ${temporalConfigFromEnv().address} failed`);
+    expect(r.stderr).toMatch(/not found/i);
+    expect(r.stderr).toContain('set JUKEBOX_TEMPORAL_NAMESPACE / JUKEBOX_TEMPORAL_ADDRESS');
   });
 });
