@@ -22,13 +22,17 @@ function ledgerRefunds(diff: string | undefined): Array<{ customer: string; cent
 
 /**
  * `overLimit`: what a refund above the autonomous threshold gets. The threshold gate refuses it; the approval
- * gate (refundApprovalGate) asks a person instead, so the refund commits once someone approves it.
+ * gate (refundApprovalGate) asks a person instead, so the refund commits once someone approves it. A run may
+ * pass `limitCents` as the gate's parameter (a what-if experiment: `--set gate.refund-threshold.limitCents=80000`).
  */
 export function refundThresholdGate(
-  limitCents = AUTONOMOUS_REFUND_LIMIT_CENTS,
+  defaultLimitCents = AUTONOMOUS_REFUND_LIMIT_CENTS,
   overLimit: 'refuse' | 'ask' = 'refuse',
 ): Gate {
-  return ({ files, sql, mcp }) => {
+  return ({ files, sql, mcp }, context) => {
+    const param = context?.params.limitCents;
+    const limitCents =
+      typeof param === 'number' && Number.isInteger(param) && param >= 0 ? param : defaultLimitCents;
     const ledger = files.find((c) => c.path === LEDGER_FILE);
     if (ledger && ledger.diff === undefined)
       return {

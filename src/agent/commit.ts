@@ -37,6 +37,11 @@ export interface CommitReport {
   mcp: { applied: number; skipped: number };
   /** A gate asked a person, who approved: who, when, with what note. */
   approval?: ApprovalOutcome;
+  /**
+   * A what-if experiment's run (docs/experiments.md): the gates passed, and the staged changes were discarded
+   * instead of applied, so nothing became durable. The parts report nothing applied.
+   */
+  stagedOnly?: true;
 }
 
 /** `approval`: a gate asked a person, who rejected the commit or did not decide in time. */

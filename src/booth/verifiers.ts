@@ -31,8 +31,22 @@ export const pass = (reason?: string): GateDecision => (reason ? { ok: true, rea
 export const refuse = (reason: string): GateDecision => ({ ok: false, reason });
 export const needsApproval = (reason: string): GateDecision => ({ ok: false, reason, needsApproval: true });
 
+/**
+ * What a gate is told besides the change set: `params`, the run's settings for this gate by name (a what-if
+ * experiment's `--set gate.NAME.KEY=VALUE`, docs/experiments.md); empty for an ordinary run.
+ */
+export interface GateContext {
+  params: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Per gate name, the parameters a run passes to it (JSON values). Gates read what they know and ignore the
+ * rest, so a run's parameters never break a gate that takes none.
+ */
+export type GateParams = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
 /** A gate is a plain function, registered on the worker by name; the workflow names the gates to run. */
-export type Gate = (changes: BoothChangeSet) => GateDecision | Promise<GateDecision>;
+export type Gate = (changes: BoothChangeSet, context?: GateContext) => GateDecision | Promise<GateDecision>;
 
 export interface GateVerdict {
   gate: string;
@@ -86,13 +100,14 @@ export async function runGates(
   names: readonly string[],
   registry: Readonly<Record<string, Gate>>,
   changes: BoothChangeSet,
+  params: GateParams = {},
 ): Promise<GateVerdict[]> {
   const known = Object.keys(registry);
   for (const name of names) if (!Object.hasOwn(registry, name)) throw new GateUnknownError(name, known);
   const verdicts: GateVerdict[] = [];
   for (const name of names) {
     try {
-      const d = await registry[name]!(changes);
+      const d = await registry[name]!(changes, { params: (Object.hasOwn(params, name) && params[name]) || {} });
       const asks = !d.ok && d.needsApproval === true;
       verdicts.push({
         gate: name,

@@ -8,7 +8,7 @@ import type { McpCommitResult, McpCompensateResult } from '../../booth/mcp/escro
 import type { BoothRuntime, FilesCommitReport, ShadowBooth } from '../../booth/shadowBooth';
 import { BoothNotConfiguredError } from '../../booth/shadowBooth';
 import type { SqlCommitResult } from '../../booth/sql';
-import { type BoothChangeSet, type GateVerdict, runGates } from '../../booth/verifiers';
+import { type BoothChangeSet, type GateParams, type GateVerdict, runGates } from '../../booth/verifiers';
 import { oneLine, printable, printableJson } from '../../errors';
 import { currentActivityTape } from '../../recorder/activityTape';
 import type { WithObservations } from '../../recorder/observations';
@@ -60,16 +60,20 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
 
   return {
     /** Runs the named gates over the staged change set. Verdicts come back; the workflow decides. */
-    async boothVerify(input: BoothStepInput & { gates: string[] }): Promise<VerifyReport> {
+    /** `gateParams`: the run's settings for its gates (a what-if experiment's), absent for an ordinary run. */
+    async boothVerify(
+      input: BoothStepInput & { gates: string[]; gateParams?: GateParams },
+    ): Promise<VerifyReport> {
       return withBooth(async (booth) => {
         const changes = await booth.changeSet();
-        const verdicts = await runGates(input.gates, runtime!.gates, changes);
+        const verdicts = await runGates(input.gates, runtime!.gates, changes, input.gateParams);
         // The change set exactly as the gates judged it (diffs, statements, calls), beside their verdicts:
         // offline replay runs the project's gates on it again and compares what staging would produce with it.
         const tape = currentActivityTape();
         tape?.effect('commit', async (s) => ({
           part: 'verify',
           gates: input.gates,
+          ...(input.gateParams ? { gateParams: input.gateParams } : {}),
           verdicts,
           changes: await s.putValue(tape.redact(changes), tape.step),
         }));
@@ -150,7 +154,10 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
      * Discards everything the run staged and records why. Idempotent; with no booth on the worker it does
      * nothing, so every failed run can call it.
      */
-    async boothRollback(input: BoothStepInput & { reason: string }): Promise<RollbackReport> {
+    /** `stagedOnly`: a what-if experiment's commit whose gates passed, discarded instead of applied. */
+    async boothRollback(
+      input: BoothStepInput & { reason: string; stagedOnly?: true },
+    ): Promise<RollbackReport> {
       if (!runtime) return { booth: false, discarded: EMPTY, reason: input.reason };
       return withBooth(async (booth) => {
         let discarded = EMPTY;
@@ -164,6 +171,7 @@ export function createCommitActivities(runtime: BoothRuntime | undefined) {
         record('rollback', {
           part: 'all',
           reason: input.reason,
+          ...(input.stagedOnly ? { stagedOnly: true } : {}),
           discarded,
           ...(mcpSent.length > 0 ? { mcpSent } : {}),
         });

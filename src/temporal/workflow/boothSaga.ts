@@ -58,7 +58,7 @@ class NotApproved extends Error {
  */
 export function boothSaga(
   o: Required<Pick<AgentRunOptions, 'maximumAttempts' | 'initialRetryIntervalMs' | 'heartbeatTimeoutMs'>> &
-    Pick<AgentRunOptions, 'continued'>,
+    Pick<AgentRunOptions, 'continued' | 'experiment'>,
   desk?: ApprovalDesk,
 ) {
   const booth = checkedActivities(
@@ -94,7 +94,13 @@ export function boothSaga(
     let staged: StagedSummary | null = null;
     let approval: ApprovalOutcome | undefined;
     try {
-      const verified = await booth.boothVerify({ step, gates: gateNames(options), ...seen });
+      const gateParams = o.experiment?.gateParams;
+      const verified = await booth.boothVerify({
+        step,
+        gates: gateNames(options),
+        ...(gateParams ? { gateParams } : {}),
+        ...seen,
+      });
       verdicts = verified.verdicts;
       staged = verified.staged;
       const asking = askingApproval(verdicts);
@@ -121,6 +127,26 @@ export function boothSaga(
           );
           throw new GateRefusedError(verdicts);
         } else throw new NotApproved(approval);
+      }
+
+      if (o.experiment?.stageOnly) {
+        // A what-if run: the gates said yes, which is what the experiment measures; nothing is applied.
+        await CancellationScope.nonCancellable(() =>
+          booth.boothRollback({
+            step,
+            reason: 'a what-if experiment commits nothing: the gates passed and the staged changes were discarded',
+            stagedOnly: true,
+          }),
+        );
+        return {
+          staged: verified.staged,
+          verdicts,
+          files: { steps: 0, recovered: false },
+          sql: null,
+          mcp: { applied: 0, skipped: 0 },
+          ...(approval ? { approval } : {}),
+          stagedOnly: true,
+        };
       }
 
       part = 'files';

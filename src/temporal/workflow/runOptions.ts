@@ -1,3 +1,4 @@
+import type { GateParams } from '../../booth/verifiers';
 import type { AgentBreakerOptions } from '../../breaker/config';
 import type { ForkRunOptions } from '../../timetravel/fork/lineage';
 import type { ContinueAsNewOptions, ContinuedRun } from './continuation';
@@ -31,6 +32,18 @@ export interface AgentRunOptions {
   continueAsNew?: ContinueAsNewOptions | false;
   /** Set by the run itself when it continues as new: what its earlier segments did. */
   continued?: ContinuedRun;
+  /** Set by runExperiment: a what-if run, see ExperimentRunOptions. */
+  experiment?: ExperimentRunOptions;
+}
+
+/**
+ * A what-if experiment's run (docs/experiments.md). `stageOnly`: every `ctx.commit` runs its gates and then
+ * discards the staged changes instead of applying them (the agent gets a report with `stagedOnly: true`), so the
+ * run commits nothing. `gateParams`: per gate name, the parameters each gate is called with.
+ */
+export interface ExperimentRunOptions {
+  stageOnly: true;
+  gateParams?: GateParams;
 }
 
 /** The run key of a later segment (the first segment's run id), for the activity inputs that must name it. */
@@ -39,7 +52,7 @@ export function runKeyOf(options: Pick<AgentRunOptions, 'continued'>): string | 
 }
 
 export const DEFAULT_RUN_OPTIONS: Required<
-  Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools' | 'continueAsNew' | 'continued'>
+  Omit<AgentRunOptions, 'fork' | 'breaker' | 'localTools' | 'continueAsNew' | 'continued' | 'experiment'>
 > = {
   stepTimeoutMs: 5 * 60_000,
   heartbeatTimeoutMs: 30_000,

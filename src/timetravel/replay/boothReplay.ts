@@ -10,6 +10,7 @@ import { type CommitPart, CommitRolledBackError } from '../../agent/commit';
 import {
   type BoothChangeSet,
   type Gate,
+  type GateParams,
   GateRefusedError,
   GateUnknownError,
   type GateVerdict,
@@ -104,7 +105,10 @@ export async function verdictDivergence(
   const frame = b.changesFrame ?? b.requestFrame;
   let actual: GateVerdict[];
   try {
-    actual = await runGates(b.gates ?? [], gates, plainClone(changes));
+    // A what-if experiment's commit was judged with the run's gate parameters (the verify activity's input).
+    const verify = b.activities.find((a) => a.activityType === 'boothVerify');
+    const params = (verify?.input as { gateParams?: GateParams } | undefined)?.gateParams;
+    actual = await runGates(b.gates ?? [], gates, plainClone(changes), params ?? {});
   } catch (err) {
     if (!(err instanceof GateUnknownError)) throw err;
     return {

@@ -166,6 +166,20 @@ function commitAnswer(acts: RecordedActivity[]): BoothAnswer {
     const by = approval.by;
     verdicts = verdicts.map((v) => (v.needsApproval ? { ...v, ok: true, approvedBy: by } : v));
   }
+  // A what-if experiment's commit: the gates passed and the rollback discarded what a commit would apply.
+  if (rollback?.status === 'completed' && (rollback.input as P | undefined)?.stagedOnly === true)
+    return {
+      type: 'committed',
+      report: {
+        staged: staged ?? { files: [], sql: [], mcp: [] },
+        verdicts,
+        files: { steps: 0, recovered: false },
+        sql: null,
+        mcp: { applied: 0, skipped: 0 },
+        ...(approval ? { approval } : {}),
+        stagedOnly: true,
+      },
+    };
   const results: Partial<Record<CommitPart, P | null>> = {};
   for (const part of ['files', 'sql', 'mcp'] as const) {
     const a = byPart(part);
