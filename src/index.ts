@@ -24,7 +24,9 @@ export type { SqlWriteSet } from './booth/sql/stagedSql';
 export {
   type BoothChangeSet,
   type Gate,
+  type GateContext,
   type GateDecision,
+  type GateParams,
   GateRefusedError,
   type GateVerdict,
   needsApproval,
@@ -86,6 +88,7 @@ export {
   RunTapeNotFoundError,
 } from './stream';
 export { createOtlpTelemetry, type JukeboxTelemetryOptions } from './telemetry';
+// What-if experiments over recorded runs (docs/experiments.md).
 export {
   ApprovalDeciderRefusedError,
   ApprovalDecisionInvalidError,
@@ -101,6 +104,7 @@ export {
   DEFAULT_TASK_QUEUE,
   type DecideOptions,
   type DecisionResult,
+  type ExperimentProgress,
   type FinishedFork,
   type ForkRequest,
   forkRun,
@@ -114,7 +118,9 @@ export {
   noWorkerMessage,
   type PendingApproval,
   pendingApproval,
+  type RunExperimentOptions,
   reject,
+  runExperiment,
   type StartAgentGroupOptions,
   type StartAgentOptions,
   startAgent,
@@ -136,4 +142,16 @@ export {
   renderDiffTerminal,
   type TimelineDiff,
 } from './timetravel/diff';
+export {
+  type ExperimentChange,
+  type ExperimentOutcome,
+  type ExperimentReport,
+  ExperimentRequestError,
+  type ExperimentRunResult,
+  ExperimentStateError,
+  type ExperimentTotals,
+  renderExperimentHtml,
+  renderExperimentJunit,
+  renderExperimentTerminal,
+} from './timetravel/experiment';
 export { readTimeline, type Timeline } from './timetravel/replay';

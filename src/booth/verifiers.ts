@@ -107,7 +107,9 @@ export async function runGates(
   const verdicts: GateVerdict[] = [];
   for (const name of names) {
     try {
-      const d = await registry[name]!(changes, { params: (Object.hasOwn(params, name) && params[name]) || {} });
+      const d = await registry[name]!(changes, {
+        params: (Object.hasOwn(params, name) && params[name]) || {},
+      });
       const asks = !d.ok && d.needsApproval === true;
       verdicts.push({
         gate: name,

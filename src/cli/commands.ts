@@ -63,6 +63,12 @@ export const commands: CommandEntry[] = [
     load: () => (require('./fork') as typeof import('./fork')).forkCommand,
   },
   {
+    name: 'experiment',
+    summary:
+      'what-if: fork every run in a folder at its first model step with a change, commit nothing, report what changed',
+    load: () => (require('./experiment') as typeof import('./experiment')).experimentCommand,
+  },
+  {
     name: 'diff',
     summary:
       'compare two tapes step by step (a run and its fork): first divergence, per-step changes, summary',

@@ -53,6 +53,12 @@ export {
 } from './client/forkRun';
 export { jukeboxClient } from './client/jukeboxClient';
 export { isServerUp, probeServer, type ServerState } from './client/probe';
+export {
+  EXPERIMENT_ID_MARKER,
+  type ExperimentProgress,
+  type RunExperimentOptions,
+  runExperiment,
+} from './client/runExperiment';
 export { loadRunHistory, type RunHistory, type RunHistoryRequest } from './client/runHistory';
 export { fetchHistoryBesideTape, type TemporalSession, withTemporal } from './client/session';
 export {

@@ -134,7 +134,8 @@ export function boothSaga(
         await CancellationScope.nonCancellable(() =>
           booth.boothRollback({
             step,
-            reason: 'a what-if experiment commits nothing: the gates passed and the staged changes were discarded',
+            reason:
+              'a what-if experiment commits nothing: the gates passed and the staged changes were discarded',
             stagedOnly: true,
           }),
         );
