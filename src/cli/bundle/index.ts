@@ -14,12 +14,40 @@ import { storedHistoryFiles } from '../../temporal/client/storedHistory';
 import { temporalConfigFromEnv } from '../../temporal/config';
 import { contentOfHistories } from '../../temporal/content/historyContent';
 import { bundleAgentWorkflows } from '../../temporal/worker/workflowBundle';
-import { codeDirFor, findWorkflowCode, WorkflowCodeMissingError, writeBundle } from '../../timetravel/bundle';
+import {
+  agentsOfWorkflowCode,
+  codeDirFor,
+  findWorkflowCode,
+  WorkflowCodeMissingError,
+  writeBundle,
+} from '../../timetravel/bundle';
 import { HistoryMismatchError } from '../../timetravel/fork/errors';
 import { loadProjectConfig } from '../../timetravel/replay';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { headerFailure, resolveTapePath } from '../verify/tapeArgument';
+
+/**
+ * Whether the tape's workflow is a plain Temporal workflow (the bundled code defines no Jukebox agent of its
+ * name): it then replays from its history only, with Temporal's replayer, not step by step against the tape.
+ */
+function isPlainWorkflow(code: string, workflowType: string): boolean {
+  try {
+    return !agentsOfWorkflowCode(code, workflowType).has(workflowType);
+  } catch {
+    return false; // not loadable here: `jbx replay` will say why
+  }
+}
+
+/** The last line of `jbx bundle`: a replay command that works for what the bundle holds. */
+function replayHint(file: string, workflowType: string, plain: boolean, history: boolean): string {
+  const name = path.basename(file);
+  if (!plain)
+    return `replay it anywhere: jbx replay ${name}${history ? ` / jbx replay --temporal ${name}` : ''}`;
+  if (history)
+    return `replay it anywhere: jbx replay ${name} (${workflowType} is a plain Temporal workflow: Temporal's replayer runs its history with the bundled code)`;
+  return `${workflowType} is a plain Temporal workflow: it replays from its history, which --no-history left out; bundle it again without --no-history to replay it elsewhere`;
+}
 
 const USAGE = 'jbx bundle TAPE [-o FILE] [--code-dir D] [--project DIR] [--no-history] [--dir D] [--json]';
 
@@ -148,7 +176,12 @@ export const bundleCommand: CommandSpec = {
                 `  content  ${m.content.blobs} blobs, ${m.content.bytes} bytes (the payloads the history refers to)`,
               ]
             : []),
-          `replay it anywhere: jbx replay ${path.basename(written.file)}${m.history ? ` / jbx replay --temporal ${path.basename(written.file)}` : ''}`,
+          replayHint(
+            written.file,
+            header.workflowType,
+            isPlainWorkflow(code, header.workflowType),
+            !!m.history,
+          ),
         ].join('\n'),
         written,
       );

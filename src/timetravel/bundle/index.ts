@@ -3,7 +3,7 @@
  * (by the tape's agentCodeHash) in one hashed `.jbxb` file (src/timetravel/bundle/BUNDLE.md), replayable offline and by
  * Temporal's replayer on a machine with neither the agent's source nor a server.
  */
-export { agentFromWorkflowCode } from './bundledAgent';
+export { agentFromWorkflowCode, agentsOfWorkflowCode } from './bundledAgent';
 export { CODE_FOLDER, codeDirFor, findWorkflowCode, storeWorkflowCode } from './codeStore';
 export { type BundleInput, buildBundle, type WrittenBundle, writeBundle } from './createBundle';
 export {

@@ -1,0 +1,101 @@
+/**
+ * `jbx bundle` of a plain Temporal workflow's tape (Temporal's hello-world with JukeboxPlugin, no Jukebox agent)
+ * prints a replay command that works: `jbx replay X.jbxb`, in another empty folder and with no network, runs
+ * Temporal's replayer on the bundled history with the bundled code. A plain workflow bundled with --no-history
+ * has nothing to replay from, and both commands say so and what to do.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JukeboxPlugin } from '../../src/temporal';
+import { temporalConfigFromEnv } from '../../src/temporal/config';
+import * as activities from '../temporal/worker/fixtures/helloActivities';
+import { runJbx as jbx } from '../timetravel/replay/jbx';
+
+const FIXTURES = path.join(__dirname, '../temporal/worker/fixtures');
+
+describe('jbx bundle of a plain Temporal workflow', () => {
+  const config = temporalConfigFromEnv();
+  const work = mkdtempSync(path.join(os.tmpdir(), 'jukebox-plain-bundle-'));
+  const tapes = path.join(work, 'tapes');
+  const elsewhere = path.join(work, 'elsewhere');
+  let tape: string;
+
+  beforeAll(async () => {
+    mkdirSync(elsewhere);
+    const taskQueue = `plain-bundle-${Date.now().toString(36)}`;
+    const nativeConnection = await NativeConnection.connect({ address: config.address });
+    const connection = await Connection.connect({ address: config.address });
+    try {
+      const plugin = new JukeboxPlugin({ tape: { dir: tapes } });
+      const worker = await Worker.create({
+        connection: nativeConnection,
+        namespace: config.namespace,
+        taskQueue,
+        workflowsPath: path.join(FIXTURES, 'helloWorkflows.ts'),
+        activities,
+        plugins: [plugin],
+      });
+      const client = new Client({ connection, namespace: config.namespace, plugins: [plugin] });
+      const result = await worker.runUntil(
+        client.workflow.execute('helloWorkflow', {
+          taskQueue,
+          workflowId: `hello-${taskQueue}`,
+          args: ['Temporal'],
+        }),
+      );
+      expect(result).toBe('HELLO, TEMPORAL!');
+    } finally {
+      await nativeConnection.close();
+      await connection.close();
+    }
+    tape = path.join(tapes, readdirSync(tapes).find((f) => f.endsWith('.jbx'))!);
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('prints a replay command that works in another empty folder, offline', async () => {
+    const report = path.join(work, 'hello.jbxb');
+    const bundled = await jbx(['bundle', tape, '-o', report], { cwd: work });
+    expect(bundled.code, bundled.stderr).toBe(0);
+    const hint = bundled.stdout.trim().split('\n').at(-1)!;
+    expect(hint).toBe(
+      "replay it anywhere: jbx replay hello.jbxb (helloWorkflow is a plain Temporal workflow: Temporal's replayer " +
+        'runs its history with the bundled code)',
+    );
+    const copy = path.join(elsewhere, 'hello.jbxb');
+    copyFileSync(report, copy);
+    const replay = await jbx(['replay', 'hello.jbxb'], { cwd: elsewhere, offline: true });
+    expect(replay.code, `${replay.stdout}\n${replay.stderr}`).toBe(0);
+    expect(replay.stdout).toMatch(
+      new RegExp(
+        `^temporal replay of ${copy}: deterministic \\(\\d+ events, \\d+ ms, the bundle's own workflow code\\)`,
+      ),
+    );
+    expect(replay.stderr).toContain('helloWorkflow is a plain Temporal workflow, not a Jukebox agent');
+    const json = await jbx(['replay', 'hello.jbxb', '--json'], { cwd: elsewhere, offline: true });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      deterministic: true,
+      workflowId: expect.stringMatching(/^hello-/),
+    });
+  });
+
+  it('bundled with --no-history, bundle and replay say it cannot replay and what to do', async () => {
+    const report = path.join(work, 'nohistory.jbxb');
+    const bundled = await jbx(['bundle', tape, '-o', report, '--no-history'], { cwd: work });
+    expect(bundled.code, bundled.stderr).toBe(0);
+    expect(bundled.stdout.trim().split('\n').at(-1)).toBe(
+      'helloWorkflow is a plain Temporal workflow: it replays from its history, which --no-history left out; ' +
+        'bundle it again without --no-history to replay it elsewhere',
+    );
+    const replay = await jbx(['replay', report], { cwd: elsewhere, offline: true });
+    expect(replay.code).toBe(1);
+    expect(replay.stderr).toContain(
+      `${report} holds a plain Temporal workflow (helloWorkflow, not a Jukebox agent) and no workflow history (it ` +
+        'was made with --no-history): there is nothing to replay it against.',
+    );
+  });
+});
