@@ -281,6 +281,9 @@ export function projectTemplate(name: string, versions: Record<string, string>):
       '@temporalio/client': v('@temporalio/client'),
       '@temporalio/worker': v('@temporalio/worker'),
       '@temporalio/workflow': v('@temporalio/workflow'),
+      // One copy for every @temporalio package: without it at the top of node_modules, npm nests one under each
+      // (the top holds @grpc/proto-loader's 7.x) and Temporal's external storage cannot encode a payload reference.
+      protobufjs: v('protobufjs'),
     },
     devDependencies: {
       tsx: v('tsx'),
