@@ -8,7 +8,7 @@ import type { Provider } from '../llm/types';
 import { MalformedSseError, WireRequestError } from './errors';
 import { activitySink, type ExchangeSink } from './exchangeSink';
 import type { ReplayBook } from './replayBook';
-import { formatSse, type SseEvent, SseParser } from './sse';
+import { formatSse, type SseEvent, SseParser, sameEvent } from './sse';
 import {
   eventText,
   providerOfPath,
@@ -105,7 +105,9 @@ function recordStream(
     let out = '';
     for (const e of batch) {
       sink.chunk(events.length, offsetMs, e, eventText(provider, e));
-      events.push({ ...e, offsetMs });
+      const kept = { ...e, offsetMs };
+      sameEvent(e, kept);
+      events.push(kept);
       out += formatSse(e);
     }
     // The events of one upstream read go on as one write, as they arrived.

@@ -9,6 +9,30 @@ export interface SseEvent {
   data: string;
 }
 
+/**
+ * The parsed JSON of events the parser checked, so the recorder reads each event's data once, not once to check
+ * it, once for its text and once for the summary. Kept beside the event, not on it: the event is what is
+ * recorded and replayed, exactly as received.
+ */
+const parsedData = new WeakMap<SseEvent, unknown>();
+
+/** The event's data as JSON (`[DONE]` is not JSON: undefined); parsed once per event the parser produced. */
+export function eventJson(e: SseEvent): unknown {
+  if (e.data === '[DONE]') return undefined;
+  // JSON.parse never returns undefined, so undefined means not parsed yet.
+  const known = parsedData.get(e);
+  if (known !== undefined) return known;
+  const v: unknown = JSON.parse(e.data);
+  parsedData.set(e, v);
+  return v;
+}
+
+/** `to` carries `from`'s event unchanged (a copy with more fields): it shares the parsed data. */
+export function sameEvent(from: SseEvent, to: SseEvent): void {
+  const v = parsedData.get(from);
+  if (v !== undefined) parsedData.set(to, v);
+}
+
 /** Incremental parser: feed text as it arrives, collect whole events. */
 export class SseParser {
   private buffer = '';
@@ -52,26 +76,29 @@ export class SseParser {
 function parseBlock(block: string, source: string): SseEvent | undefined {
   let event: string | undefined;
   const data: string[] = [];
-  for (const line of block.split(/\r?\n/)) {
+  // Most streams frame with bare \n: a plain split, the regular expression only for CRLF.
+  for (const line of block.includes('\r') ? block.split(/\r?\n/) : block.split('\n')) {
     if (line === '' || line.startsWith(':')) continue;
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    // One leading space after the colon is not part of the value.
+    const value = colon === -1 ? '' : line.slice(line.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1);
     if (field === 'event') event = value;
     else if (field === 'data') data.push(value);
     else if (field === 'id' || field === 'retry') continue;
     else throw new MalformedSseError(source, `line ${JSON.stringify(line.slice(0, 80))} is not an SSE field`);
   }
   if (data.length === 0) return undefined;
-  const text = data.join('\n');
+  const text = data.length === 1 ? data[0]! : data.join('\n');
+  const e: SseEvent = event === undefined ? { data: text } : { event, data: text };
   if (text !== '[DONE]') {
     try {
-      JSON.parse(text);
+      parsedData.set(e, JSON.parse(text));
     } catch {
       throw new MalformedSseError(source, `event data ${JSON.stringify(text.slice(0, 80))} is not JSON`);
     }
   }
-  return event === undefined ? { data: text } : { event, data: text };
+  return e;
 }
 
 export function formatSse(e: SseEvent): string {

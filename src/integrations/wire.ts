@@ -5,7 +5,7 @@
  */
 import type { FinishReason, LlmResponse, Provider, ToolCall } from '../llm/types';
 import { Redactor, toTapeValue } from '../recorder';
-import type { SseEvent } from './sse';
+import { eventJson, type SseEvent } from './sse';
 
 /** What an upstream answered: a JSON body, or an event stream with each event's arrival offset. */
 export type WireResponse =
@@ -107,7 +107,7 @@ function parseArgs(text: string): Record<string, unknown> {
 /** Text of one event, if it carries text: what the tape's llm.chunk entry shows as its delta. */
 export function eventText(provider: Provider, e: SseEvent): string | undefined {
   if (e.data === '[DONE]') return undefined;
-  const d = JSON.parse(e.data) as Json;
+  const d = eventJson(e) as Json;
   const t = provider === 'openai' ? d.choices?.[0]?.delta?.content : d.delta?.text;
   return typeof t === 'string' && t.length > 0 ? t : undefined;
 }
@@ -156,7 +156,7 @@ export function summarizeResponse(provider: Provider, r: WireResponse, fallbackM
   const calls = new Map<number, { id: string; name: string; args: string }>();
   for (const e of r.events) {
     if (e.data === '[DONE]') continue;
-    const d = JSON.parse(e.data) as Json;
+    const d = eventJson(e) as Json;
     if (provider === 'openai') {
       if (d.id) out.id = String(d.id);
       if (d.model) out.model = String(d.model);

@@ -46,6 +46,9 @@ export interface RedactionOptions {
   keys?: readonly string[];
 }
 
+/** How many object keys a Redactor remembers its verdict for (keys are few; a hostile object's are not). */
+const DECIDED_KEYS = 1024;
+
 const normKey = (k: string) => k.toLowerCase().replace(/[-_]/g, '');
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -53,6 +56,7 @@ export class Redactor {
   private readonly literals: RegExp | undefined;
   private readonly patterns: RegExp[];
   private readonly keys: Set<string>;
+  private readonly decided = new Map<string, boolean>();
 
   constructor(options: RedactionOptions = {}) {
     const env = options.env ?? process.env;
@@ -74,8 +78,14 @@ export class Redactor {
   }
 
   isSecretKey(key: string): boolean {
-    const k = normKey(key);
-    return this.keys.has(k) || k.endsWith('apikey') || k.endsWith('secret') || k.endsWith('password');
+    // The same few keys come back in every frame (data, role, content, ...): each is decided once.
+    let secret = this.decided.get(key);
+    if (secret === undefined) {
+      const k = normKey(key);
+      secret = this.keys.has(k) || k.endsWith('apikey') || k.endsWith('secret') || k.endsWith('password');
+      if (this.decided.size < DECIDED_KEYS) this.decided.set(key, secret);
+    }
+    return secret;
   }
 
   redactString(s: string): string {

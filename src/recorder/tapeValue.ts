@@ -9,6 +9,8 @@ import { BlobRef } from './tape';
 const MAX_DEPTH = 48;
 
 export function toTapeValue(value: unknown, redactor: Redactor): unknown {
+  // Most values recorded per streamed chunk are strings: no walk to set up for them.
+  if (typeof value === 'string') return redactor.redactString(value);
   const seen = new WeakSet<object>();
   const walk = (v: unknown, depth: number): unknown => {
     if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
