@@ -4,6 +4,8 @@
  * server directly, all measured in the same run with the same fetch client.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startProxy } from '../../src/integrations/proxy';
@@ -28,6 +30,63 @@ async function call(baseURL: string, content: string, stream: boolean): Promise<
   return stream ? text.split('\n\n').filter((e) => e.startsWith('data:')).length : 1;
 }
 
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'accept-encoding',
+  'keep-alive',
+  'transfer-encoding',
+  'content-encoding',
+]);
+
+/**
+ * The bound of any proxy: one more HTTP hop and nothing else. A node:http server that forwards each request
+ * with fetch and writes the answer back the way `jbx proxy` does (a whole body in one write, a stream read by
+ * read), recording nothing.
+ */
+async function startForwarder(upstream: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined && !NOT_FORWARDED.has(k)) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    const answer = await fetch(`${upstream}${req.url}`, {
+      method: req.method,
+      headers,
+      body: Buffer.concat(chunks).toString('utf8'),
+    });
+    const out: http.OutgoingHttpHeaders = {};
+    answer.headers.forEach((v, k) => {
+      if (!NOT_FORWARDED.has(k)) out[k] = v;
+    });
+    if (!answer.headers.get('content-type')?.includes('text/event-stream') || !answer.body) {
+      const bytes = Buffer.from(await answer.arrayBuffer());
+      res.writeHead(answer.status, { ...out, 'content-length': bytes.length });
+      res.end(bytes);
+      return;
+    }
+    res.writeHead(answer.status, out);
+    const reader = answer.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 export const proxySuite: BenchSuite = {
   name: 'proxy',
   breaker:
@@ -47,30 +106,40 @@ export const proxySuite: BenchSuite = {
       },
     });
     const recorder = await startProxy({ upstream: model.url, tapeDir: dir, breaker: false });
+    const forwarder = await startForwarder(model.url);
     try {
       const direct = `${model.url}/v1`;
       const proxied = `${recorder.url}/v1`;
-      // Interleaved, so drift in machine load hits both sides alike.
+      const forwarded = `${forwarder.url}/v1`;
+      // Interleaved, so drift in machine load hits every side alike.
       const directReq: number[] = [];
       const proxyReq: number[] = [];
+      const forwardReq: number[] = [];
       await timeRuns(REQUESTS, async (i) => {
         const t0 = performance.now();
         await call(direct, `q${i}`, false);
-        directReq.push(performance.now() - t0);
         const t1 = performance.now();
         await call(proxied, `q${i}`, false);
-        proxyReq.push(performance.now() - t1);
+        const t2 = performance.now();
+        await call(forwarded, `q${i}`, false);
+        directReq.push(t1 - t0);
+        proxyReq.push(t2 - t1);
+        forwardReq.push(performance.now() - t2);
       });
       let chunks = 0;
       const directChunk: number[] = [];
       const proxyChunk: number[] = [];
+      const forwardChunk: number[] = [];
       await timeRuns(STREAMS, async (i) => {
         const t0 = performance.now();
         chunks = await call(direct, `stream ${i}`, true);
-        directChunk.push((performance.now() - t0) / chunks);
         const t1 = performance.now();
         await call(proxied, `stream ${i}`, true);
-        proxyChunk.push((performance.now() - t1) / chunks);
+        const t2 = performance.now();
+        await call(forwarded, `stream ${i}`, true);
+        directChunk.push((t1 - t0) / chunks);
+        proxyChunk.push((t2 - t1) / chunks);
+        forwardChunk.push((performance.now() - t2) / chunks);
       });
       // The same requests with tape fsync off: how much of the recording cost is the disk.
       const unsynced = await startProxy({
@@ -104,6 +173,8 @@ export const proxySuite: BenchSuite = {
       }
       const d = median(directReq);
       const dc = median(directChunk);
+      const f = median(forwardReq);
+      const fc = median(forwardChunk);
       return [
         result(
           'proxy request latency, recording',
@@ -111,6 +182,23 @@ export const proxySuite: BenchSuite = {
           'ms/request',
           'direct to model server',
           d,
+          `target ratio <= 1.5; its bound, the extra hop alone (a forwarding proxy, below): ${f.toFixed(2)} ms, ratio ${(f / d).toFixed(2)}`,
+        ),
+        result(
+          'proxy request latency, forwarding only (node:http + fetch, nothing recorded)',
+          f,
+          'ms/request',
+          'direct to model server',
+          d,
+          'the bound of any proxy: one more HTTP hop',
+        ),
+        result(
+          'proxy request latency, recording, against forwarding only',
+          median(proxyReq),
+          'ms/request',
+          'forwarding only',
+          f,
+          "what recording adds: the request and response frames under the tape's lock, the step's fsync",
         ),
         result(
           'proxy request latency, recording, fsync none',
@@ -126,11 +214,20 @@ export const proxySuite: BenchSuite = {
           'us/chunk',
           'direct to model server',
           dc * 1000,
-          `${chunks} SSE events per stream`,
+          `${chunks} SSE events per stream; target ratio <= 1.5; forwarding only: ${(fc * 1000).toFixed(2)} us, ratio ${(fc / dc).toFixed(2)}`,
+        ),
+        result(
+          'proxy streamed chunk, recording, against forwarding only',
+          median(proxyChunk) * 1000,
+          'us/chunk',
+          'forwarding only (node:http + fetch)',
+          fc * 1000,
+          'what recording adds per chunk: the SSE parse and re-framing, the chunk kept for the tape (redacted), its share of the frames',
         ),
       ];
     } finally {
       await recorder.close();
+      await forwarder.close();
       await model.close();
       rmSync(dir, { recursive: true, force: true });
     }
