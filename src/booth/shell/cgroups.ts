@@ -197,19 +197,29 @@ export async function makeGroups(
   }
   if (layout.v2 !== null) dirs.set(path.join(layout.v2, name), 'cgroup2');
   if (dirs.size === 0) return null;
-  for (const dir of dirs.keys())
-    await fs.mkdir(dir).catch((err) => (isCode(err, 'EEXIST') ? undefined : Promise.reject(err)));
+  // The groups, then their limits, each step at once: they are independent files, and a command waits for them.
+  await Promise.all(
+    [...dirs.keys()].map((dir) =>
+      fs.mkdir(dir).catch((err) => (isCode(err, 'EEXIST') ? undefined : Promise.reject(err))),
+    ),
+  );
   const write = (file: string, value: string) => fs.writeFile(file, value);
-  if (at.memory) {
-    await write(path.join(at.memory.dir, FILES[at.memory.version].memoryMax), String(limits.memoryBytes));
+  const memory = async (m: { version: CgroupVersion; dir: string }) => {
+    await write(path.join(m.dir, FILES[m.version].memoryMax), String(limits.memoryBytes));
     // v1 without swap accounting limits memory only; with it, memory + swap too, so swapping does not escape.
-    if (at.memory.version === 'cgroup1')
-      await write(path.join(at.memory.dir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(
+    // After the memory limit: v1 refuses a memory + swap limit below the memory limit.
+    if (m.version === 'cgroup1')
+      await write(path.join(m.dir, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes)).catch(
         () => {},
       );
-    else await write(path.join(at.memory.dir, 'memory.swap.max'), '0').catch(() => {});
-  }
-  if (at.pids) await write(path.join(at.pids.dir, FILES[at.pids.version].pidsMax), String(limits.processes));
+    else await write(path.join(m.dir, 'memory.swap.max'), '0').catch(() => {});
+  };
+  await Promise.all([
+    at.memory ? memory(at.memory) : undefined,
+    at.pids
+      ? write(path.join(at.pids.dir, FILES[at.pids.version].pidsMax), String(limits.processes))
+      : undefined,
+  ]);
   const v2dir = layout.v2 === null ? null : path.join(layout.v2, name);
 
   const kill = () => killGroups([...dirs.keys()], v2dir);
@@ -224,22 +234,19 @@ export async function makeGroups(
       return m ? Number(m[1]) : null;
     },
     async events() {
-      let forkRefused = false;
-      let oomKilled = false;
-      if (at.pids) {
-        const text = (await readText(path.join(at.pids.dir, 'pids.events'))) ?? '';
-        forkRefused = Number(/^max (\d+)/m.exec(text)?.[1] ?? 0) > 0;
-      }
-      if (at.memory) {
-        const text = (await readText(path.join(at.memory.dir, FILES[at.memory.version].oom))) ?? '';
-        oomKilled = Number(/^oom_kill (\d+)/m.exec(text)?.[1] ?? 0) > 0;
-      }
-      return { forkRefused, oomKilled };
+      const [pidsText, oomText] = await Promise.all([
+        at.pids ? readText(path.join(at.pids.dir, 'pids.events')) : null,
+        at.memory ? readText(path.join(at.memory.dir, FILES[at.memory.version].oom)) : null,
+      ]);
+      return {
+        forkRefused: Number(/^max (\d+)/m.exec(pidsText ?? '')?.[1] ?? 0) > 0,
+        oomKilled: Number(/^oom_kill (\d+)/m.exec(oomText ?? '')?.[1] ?? 0) > 0,
+      };
     },
     kill,
     async remove() {
       await kill();
-      for (const dir of dirs.keys()) await removeGroup(dir);
+      await Promise.all([...dirs.keys()].map(removeGroup));
     },
   };
 }
@@ -267,10 +274,9 @@ async function killGroups(dirs: string[], v2dir: string | null): Promise<void> {
   if (v2dir !== null) await fs.writeFile(path.join(v2dir, 'cgroup.kill'), '1').catch(() => {});
   for (let i = 0; i < 200; i++) {
     const pids = new Set<number>();
-    for (const dir of dirs) {
-      const text = await readText(path.join(dir, 'cgroup.procs'));
+    const texts = await Promise.all(dirs.map((dir) => readText(path.join(dir, 'cgroup.procs'))));
+    for (const text of texts)
       for (const l of (text ?? '').split('\n')) if (l.trim() !== '') pids.add(Number(l));
-    }
     if (pids.size === 0) return;
     for (const pid of pids) {
       try {

@@ -189,11 +189,8 @@ function spawnCommand(
 
     const check = async (): Promise<void> => {
       if (groups === null) return;
-      if (how.cpuByGroup) {
-        const used = await groups.cpuMicros();
-        if (used !== null && used > limits.cpuSeconds * 1e6) pass('cpu');
-      }
-      const ev = await groups.events();
+      const [used, ev] = await Promise.all([how.cpuByGroup ? groups.cpuMicros() : null, groups.events()]);
+      if (used !== null && used > limits.cpuSeconds * 1e6) pass('cpu');
       if (ev.forkRefused) pass('processes');
       if (ev.oomKilled) pass('memory');
     };
