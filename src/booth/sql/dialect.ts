@@ -103,7 +103,8 @@ export interface Dialect {
   exec(db: Db, sql: string, bindings: unknown, write: boolean, options?: ExecOptions): Promise<ExecResult>;
   /**
    * Runs `fn` in a transaction on the real database that writes (commit, compensation), with the booth's
-   * bookkeeping table in place before it opens, so `lock` can be its first statement.
+   * bookkeeping table in place when `fn` runs (SQLite: made before the transaction opens, so `lock` can be its
+   * first statement; pg: the transaction's first statement).
    */
   writeTransaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
   /** Makes other writers wait until this transaction ends (SQLite: the write lock; pg: table locks). */

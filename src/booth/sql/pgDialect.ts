@@ -371,8 +371,12 @@ export function pgDialect(t: PgTarget): Dialect {
         rowsAffected: write ? Number(r.rowCount ?? 0) : 0,
       };
     },
-    // The bookkeeping table is created inside the transaction; pg's locks are taken by name (lock below).
-    writeTransaction: (fn) => real.transaction(fn),
+    // The bookkeeping table is created first inside the transaction; pg's locks are taken by name (lock below).
+    writeTransaction: (fn) =>
+      real.transaction(async (trx) => {
+        await trx.raw(dialect.commitsDdl());
+        return fn(trx);
+      }),
     async lock(trx, tables) {
       const present: string[] = [];
       for (const name of tables) if (await dialect.hasTable(trx, name)) present.push(name);

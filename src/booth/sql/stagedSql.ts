@@ -121,6 +121,11 @@ export interface SqlCompensateResult {
   recovered: boolean;
 }
 
+/** Carries a plan's failure out of the commit transaction unchanged. */
+class PlanFailed {
+  constructor(readonly cause: unknown) {}
+}
+
 /** Replayed writes whose rows commit() does not need: plain DML, which does all its changes in one step. */
 const COUNT_ONLY_VERBS = new Set(['insert', 'update', 'delete', 'replace']);
 
@@ -509,6 +514,9 @@ export class StagedSql {
       // A retry after a crash that came after the last commit's session ended (its caller never saw the result)
       // finds a fresh, untouched session: the commit happened, and whoever compensates needs to hear so.
       if (log.length === 0 && last?.applied) return { ...last, recovered: true };
+      // Planned on the shadow's connection while the statements are checked and the real transaction opens.
+      const planned = planCommit(this.dialect, this.shadow(s), s, log);
+      planned.catch(() => {});
       // Every logged statement again, against the same rules that staged it, before the real database sees one.
       for (const x of log) {
         try {
@@ -521,10 +529,10 @@ export class StagedSql {
       const writes = log.filter((x) => x.kind === 'write');
       let result: SqlCommitResult;
       if (writes.length === 0) {
-        const plan = await planCommit(this.dialect, this.shadow(s), s, log);
+        const plan = await planned;
         result = { ...base, tables: plan.touched };
       } else {
-        result = await this.applyToReal(s, log, await planCommit(this.dialect, this.shadow(s), s, log), base);
+        result = await this.applyToReal(s, log, planned, base);
         await this.fault('commit:applied');
       }
       await this.endSession(s, result.applied ? result : undefined);
@@ -568,7 +576,6 @@ export class StagedSql {
         return await this.dialect.writeTransaction(async (trx) => {
           // First, as in applyToReal: SQLite's lock needs no table names; pg's follows once the row names them.
           await this.dialect.lock(trx, []);
-          await trx.raw(this.dialect.commitsDdl());
           const rows = await this.commitRow(trx, id);
           if (rows === null)
             throw new SqlCompensationError(
@@ -661,20 +668,22 @@ export class StagedSql {
   private async applyToReal(
     s: Session,
     log: LoggedStatement[],
-    plan: CommitPlan,
+    planned: Promise<CommitPlan>,
     base: SqlCommitResult,
   ): Promise<SqlCommitResult> {
     const d = this.dialect;
     const writes = log.filter((x) => x.kind === 'write');
-    const known = new Set([...Object.keys(s.base), ...plan.touched]);
     // Statement texts this transaction's replay has checked (see ExecOptions.checked).
     const checked = new Set<string>();
     try {
       return await d.writeTransaction(async (trx) => {
+        // The plan was read from the shadow meanwhile; waiting for it runs no statement in this transaction.
+        const plan = await planned.catch((err: unknown) => Promise.reject(new PlanFailed(err)));
+        const known = new Set([...Object.keys(s.base), ...plan.touched]);
         // First: SQLite waits out another writer (busy_timeout) only for a transaction's first lock; one that read
         // first and then asks for the write lock while another commit holds it fails at once with SQLITE_BUSY.
+        // The booth's commit table is in place already (writeTransaction).
         await d.lock(trx, plan.touched);
-        await trx.raw(d.commitsDdl());
         const done = await this.commitRow(trx, s.id);
         if (done !== null) return { ...(JSON.parse(done.result) as SqlCommitResult), recovered: true };
         const conflicts: string[] = [];
@@ -784,6 +793,8 @@ export class StagedSql {
         return result;
       });
     } catch (err) {
+      // A plan that could not be read fails the commit as it did before the real database was asked.
+      if (err instanceof PlanFailed) throw err.cause;
       if (err instanceof SqlConflictError || err instanceof SqlReplayDivergedError) throw err;
       throw new SqlCommitFailedError(err);
     }
