@@ -149,6 +149,28 @@ async function sqliteColumns(db: Db, table: string): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
+/**
+ * A row-tracked table's columns, read once per transaction: commit reads the written rows before and after the
+ * replay, which never changes a row-tracked table's schema (a statement changing it makes the table compared
+ * whole). Outside a transaction (the shadow at plan time, between staged statements) they are read every time.
+ */
+const columnsByTransaction = new WeakMap<Db, Map<string, Promise<string[]>>>();
+
+function transactionColumns(db: Db, table: string): Promise<string[]> {
+  if (!(db as Knex.Transaction).isTransaction) return sqliteColumns(db, table);
+  let known = columnsByTransaction.get(db);
+  if (known === undefined) {
+    known = new Map();
+    columnsByTransaction.set(db, known);
+  }
+  let cols = known.get(table);
+  if (cols === undefined) {
+    cols = sqliteColumns(db, table);
+    known.set(table, cols);
+  }
+  return cols;
+}
+
 export function sqliteDialect(filename: string): Dialect {
   const real = sqliteKnex(filename, withRealBusyTimeout);
   return {
@@ -178,8 +200,9 @@ export function sqliteDialect(filename: string): Dialect {
     // One connection: a statement and its log row commit together; its guard keeps the agent off the log.
     openAgent: (_ref, booth) => booth,
     async dropShadow(ref) {
-      for (const suffix of ['', '-journal', '-wal', '-shm'])
-        await fs.rm(ref.shadow + suffix, { force: true });
+      await Promise.all(
+        ['', '-journal', '-wal', '-shm'].map((suffix) => fs.rm(ref.shadow + suffix, { force: true })),
+      );
     },
     bookkeeping: (_ref, name) => `main.${quoteIdent(name)}`,
     async logStatement(trx, _ref, r) {
@@ -327,7 +350,7 @@ export function sqliteDialect(filename: string): Dialect {
     },
     async rowImages(db, table, keys) {
       if (keys.length === 0) return [];
-      const cols = await sqliteColumns(db, table);
+      const cols = await transactionColumns(db, table);
       const img = sqliteRowObject('', cols);
       const out: (string | null)[] = [];
       // One round trip for many keys: each key's row is a scalar subquery of one SELECT, looked up by its key.

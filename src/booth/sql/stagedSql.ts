@@ -334,6 +334,27 @@ export class StagedSql {
   }
 
   /**
+   * check() of a logged statement at commit. The rules are a function of the text alone, so a text they accepted
+   * once in this commit (`passed`) is not read again: a run that inserted 1,000 rows with one statement is one
+   * text, bound 1,000 ways.
+   */
+  private recheck(sql: string, bindings: Bindings, passed: Set<string>): void {
+    if (!passed.has(sql)) {
+      analyze(sql, this.client, this.schemas);
+      passed.add(sql);
+    }
+    let sent: string;
+    try {
+      sent = this.dialect.real.raw(sql, bindings as never).toSQL().sql;
+    } catch (err) {
+      throw new SqlStatementError(sql, err);
+    }
+    if (passed.has(sent)) return;
+    analyze(sent, this.client, this.schemas);
+    passed.add(sent);
+  }
+
+  /**
    * From now on, this instance's statements belong to tool step `id`: they run in one shadow transaction that
    * commits only in `completeStep`, together with the step's checkpoint row, so a step killed halfway leaves the
    * shadow as it was before the step (the database rolls the open transaction back).
@@ -518,9 +539,10 @@ export class StagedSql {
       const planned = planCommit(this.dialect, this.shadow(s), s, log);
       planned.catch(() => {});
       // Every logged statement again, against the same rules that staged it, before the real database sees one.
+      const passed = new Set<string>();
       for (const x of log) {
         try {
-          this.check(x.statement, decodeBindings(x.params));
+          this.recheck(x.statement, decodeBindings(x.params), passed);
         } catch (err) {
           if (err instanceof SqlRefusedError) throw new SqlTamperedError(x.seq, err);
           throw err;
