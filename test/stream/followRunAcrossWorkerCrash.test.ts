@@ -6,6 +6,8 @@ import { readUIMessageStream, type UIMessage, type UIMessageChunk, uiMessageChun
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stepScript } from '../../examples/sample/stepScript';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
+import { startViewer, type Viewer } from '../../src/cli/viewer';
+import { tapeFileName } from '../../src/recorder/naming';
 import { readTape } from '../../src/recorder/tape';
 import {
   followRun,
@@ -16,6 +18,7 @@ import {
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { waitUntil } from '../support/history';
 import { startResearchRun } from '../support/researchRun';
+import { openSse } from '../support/sseClient';
 import { spawnWorker, type WorkerProcess } from '../support/workerProcess';
 
 const STEPS = 4;
@@ -69,6 +72,41 @@ async function reconnecting(workflowId: string, tapesDir: string, every: number)
   }
 }
 
+/**
+ * A browser-like follower of `jbx view`'s event stream that drops its connection every `every` events and
+ * reconnects with the id of the last event it got as Last-Event-ID, as EventSource does.
+ */
+async function sseReconnecting(viewer: Viewer, id: string, every: number) {
+  const items: RunItem[] = [];
+  let reconnects = 0;
+  let lastEventId: string | undefined;
+  for (;;) {
+    const stop = new AbortController();
+    const res = await openSse(`${viewer.url}api/runs/${encodeURIComponent(id)}/events`, {
+      signal: stop.signal,
+      ...(lastEventId !== undefined ? { lastEventId } : {}),
+    });
+    if (res.status === 404) {
+      // The tape appears when the worker records the first step.
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
+    expect(res.status).toBe(200);
+    let got = 0;
+    for await (const e of res.events) {
+      if (e.event === 'end') return { items, reconnects };
+      if (e.event === 'failure') throw new Error(`event stream failed: ${e.data}`);
+      items.push(JSON.parse(e.data) as RunItem);
+      lastEventId = e.id;
+      if (++got === every) {
+        stop.abort();
+        break;
+      }
+    }
+    reconnects++;
+  }
+}
+
 describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
   let model: ModelServer;
   let connection: Connection;
@@ -81,6 +119,8 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
   let uiMessage: UIMessage | undefined;
   let tapeFile: string;
   let killedStep = -1;
+  let viewer: Viewer;
+  let overSse: { items: RunItem[]; reconnects: number };
 
   beforeAll(async () => {
     tapesDir = mkdtempSync(path.join(os.tmpdir(), 'jbx-follow-'));
@@ -103,6 +143,13 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
     })();
     const many = Array.from({ length: FOLLOWERS }, () => collect(workflowId, tapesDir));
     const again = reconnecting(workflowId, tapesDir, 7);
+    // And one through `jbx view`'s server-sent events, reconnecting as a browser does.
+    viewer = await startViewer({ dir: tapesDir });
+    const sse = sseReconnecting(
+      viewer,
+      path.basename(tapeFileName(workflowId, (await handle.describe()).runId), '.jbx'),
+      9,
+    );
     // The AI SDK's own reader builds the message from the UI message stream, as useChat would.
     const ui = (async () => {
       const [mine, theirs] = followRunAsUIMessageStream(workflowId, { tapesDir }).tee();
@@ -137,11 +184,13 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
     first = await watcher;
     crowd = await Promise.all(many);
     resumed = await again;
+    overSse = await sse;
     ({ chunks: uiChunks, last: uiMessage } = await ui);
     tapeFile = path.join(tapesDir, readdirSync(tapesDir).find((n) => n.endsWith('.jbx'))!);
   }, 180_000);
 
   afterAll(async () => {
+    await viewer?.close();
     for (const w of workers) await w.kill();
     await connection?.close();
     await model?.close();
@@ -194,6 +243,12 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
   it('gives a follower that disconnects and resumes after its last position no gap and no duplicate', () => {
     expect(resumed.reconnects).toBeGreaterThan(3);
     expect(resumed.items).toEqual(first);
+  });
+
+  it("gives jbx view's event stream, reconnected with Last-Event-ID, every item once, in order", () => {
+    expect(overSse.reconnects).toBeGreaterThan(3);
+    // Items as JSON on the wire: what the browser parses.
+    expect(overSse.items).toEqual(JSON.parse(JSON.stringify(first)));
   });
 
   it("streams the run as the AI SDK's UI message stream: text per attempt, tool parts, the retry and the outcome", async () => {

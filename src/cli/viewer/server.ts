@@ -7,9 +7,11 @@
  * approval (POST /api/runs/ID/decision, when given a `decide`), and only from its own page: the request must
  * come from this origin (Origin, Sec-Fetch-Site), as JSON (which a cross-site form cannot send without a CORS
  * preflight this server never grants), carrying the token the page read from /api/config (which another
- * origin cannot read).
+ * origin cannot read). A run still recording is followed live through GET /api/runs/ID/events, a stream of
+ * server-sent events (one per item, its position as the event id), resumed after `Last-Event-ID` or `?after=`.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,6 +26,7 @@ import {
   TapeCatalog,
   type TapeQuery,
 } from '../../recorder/catalog';
+import { followTape } from '../../stream';
 import { temporalRunUrl } from './commandLine';
 import { ViewerListenError } from './errors';
 import { TapeLibrary, TapeNotServedError } from './tapeLibrary';
@@ -71,6 +74,8 @@ export type ViewerDecide = (
 /** The header that carries the page's decision token. */
 export const DECISION_TOKEN_HEADER = 'x-jukebox-token';
 const MAX_DECISION_BYTES = 64 * 1024;
+/** A comment line this often keeps proxies and browsers from closing a quiet event stream. */
+const KEEP_ALIVE_MS = 15_000;
 
 /** Jukebox error codes of a refused decision, and the HTTP status each answers with. */
 const DECISION_STATUS: Record<string, number> = {
@@ -241,6 +246,75 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     throw new TapeNotServedError(`no such endpoint: ${url.pathname}`, 404);
   }
 
+  /**
+   * GET /api/runs/ID/events: the run's items as server-sent events, live until its tape is sealed (then an
+   * `end` event). Each event's id is the item's position, so a browser's EventSource that reconnects sends
+   * `Last-Event-ID` and continues with the next item: no gap, no duplicate. A failure is an `failure` event.
+   */
+  async function events(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    id: string,
+    url: URL,
+    head: boolean,
+  ) {
+    let file: string;
+    try {
+      file = library.fileOf(id);
+    } catch (err) {
+      if (err instanceof TapeNotServedError) return json(res, err.status, { error: err.message }, head);
+      throw err;
+    }
+    const header = req.headers['last-event-id'];
+    const raw = (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('after') ?? '';
+    if (raw !== '' && !/^\d{1,15}$/.test(raw.trim()))
+      return json(
+        res,
+        400,
+        {
+          error: `Last-Event-ID (or after) is the position of an event received, a whole number; got ${JSON.stringify(raw.slice(0, 40))}`,
+        },
+        head,
+      );
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cross-origin-resource-policy': 'same-origin',
+      'cache-control': 'no-store',
+      'x-accel-buffering': 'no',
+    });
+    if (head) return res.end();
+    const stop = new AbortController();
+    res.on('close', () => stop.abort());
+    const write = async (text: string) => {
+      // A slow reader holds the follower back instead of the server buffering the run for it.
+      if (!res.write(text) && !stop.signal.aborted)
+        await Promise.race([once(res, 'drain'), once(stop.signal, 'abort')]);
+    };
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    try {
+      await write('retry: 1000\n\n');
+      const after = raw === '' ? undefined : Number(raw.trim());
+      for await (const item of followTape(file, {
+        ...(after !== undefined ? { after } : {}),
+        signal: stop.signal,
+      }))
+        await write(`id: ${item.position}\ndata: ${JSON.stringify(item)}\n\n`);
+      if (!stop.signal.aborted) await write('event: end\ndata: {}\n\n');
+    } catch (err) {
+      const e = err as { message?: string; code?: unknown };
+      if (!stop.signal.aborted)
+        res.write(
+          `event: failure\ndata: ${JSON.stringify({ error: e.message ?? String(err), code: e.code ?? null })}\n\n`,
+        );
+    } finally {
+      clearInterval(keepAlive);
+      res.end();
+    }
+  }
+
   /** POST /api/runs/ID/decision: checks where it comes from, then the run, then sends it to Temporal. */
   async function decision(req: http.IncomingMessage, id: string): Promise<unknown> {
     const decide = options.decide;
@@ -311,6 +385,16 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
       url = new URL(req.url ?? '/', `http://${VIEWER_HOST}:${port}`);
     } catch {
       return json(res, 400, { error: 'bad request URL' }, head);
+    }
+    const live = /^\/api\/runs\/([^/]+)\/events$/.exec(url.pathname);
+    if (live) {
+      let id: string;
+      try {
+        id = decodeURIComponent(live[1]!);
+      } catch {
+        return json(res, 400, { error: 'bad escape in the URL' }, head);
+      }
+      return events(req, res, id, url, head);
     }
     if (url.pathname.startsWith('/api/')) {
       try {
