@@ -11,39 +11,40 @@ const MAX_DEPTH = 48;
 export function toTapeValue(value: unknown, redactor: Redactor): unknown {
   // Most values recorded per streamed chunk are strings: no walk to set up for them.
   if (typeof value === 'string') return redactor.redactString(value);
-  const seen = new WeakSet<object>();
-  const walk = (v: unknown, depth: number): unknown => {
-    if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
-    if (typeof v === 'string') return redactor.redactString(v);
-    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
-    if (typeof v === 'bigint') return v.toString();
-    if (v instanceof BlobRef) return v;
-    if (v instanceof Uint8Array) return redactBytes(v, redactor);
-    if (v instanceof Date) return v.getTime();
-    if (depth > MAX_DEPTH) return '[truncated: nested too deep]';
-    if (seen.has(v)) return '[circular]';
-    seen.add(v);
-    try {
-      if (v instanceof Error) return errorValue(v, redactor);
-      if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1) ?? null);
-      if (v instanceof Set) return [...v].map((x) => walk(x, depth + 1) ?? null);
-      const entries = v instanceof Map ? [...v.entries()] : Object.entries(v as Record<string, unknown>);
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of entries) {
-        const key = String(k);
-        if (key === '__proto__') continue;
-        if (redactor.isSecretKey(key) && x !== undefined && x !== null) out[key] = REDACTED;
-        else {
-          const w = walk(x, depth + 1);
-          if (w !== undefined) out[key] = w;
-        }
+  return walk(value, 0, new WeakSet<object>(), redactor);
+}
+
+/** One function for every call (not a closure made per value): it runs for every streamed chunk recorded. */
+function walk(v: unknown, depth: number, seen: WeakSet<object>, redactor: Redactor): unknown {
+  if (v === null || typeof v === 'number' || typeof v === 'boolean') return v;
+  if (typeof v === 'string') return redactor.redactString(v);
+  if (v === undefined || typeof v === 'function' || typeof v === 'symbol') return undefined;
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof BlobRef) return v;
+  if (v instanceof Uint8Array) return redactBytes(v, redactor);
+  if (v instanceof Date) return v.getTime();
+  if (depth > MAX_DEPTH) return '[truncated: nested too deep]';
+  if (seen.has(v)) return '[circular]';
+  seen.add(v);
+  try {
+    if (v instanceof Error) return errorValue(v, redactor);
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1, seen, redactor) ?? null);
+    if (v instanceof Set) return [...v].map((x) => walk(x, depth + 1, seen, redactor) ?? null);
+    const entries = v instanceof Map ? [...v.entries()] : Object.entries(v as Record<string, unknown>);
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of entries) {
+      const key = String(k);
+      if (key === '__proto__') continue;
+      if (redactor.isSecretKey(key) && x !== undefined && x !== null) out[key] = REDACTED;
+      else {
+        const w = walk(x, depth + 1, seen, redactor);
+        if (w !== undefined) out[key] = w;
       }
-      return out;
-    } finally {
-      seen.delete(v);
     }
-  };
-  return walk(value, 0);
+    return out;
+  } finally {
+    seen.delete(v);
+  }
 }
 
 /**
