@@ -75,12 +75,36 @@ describe('jbx bundle of a plain Temporal workflow', () => {
       ),
     );
     expect(replay.stderr).toContain('helloWorkflow is a plain Temporal workflow, not a Jukebox agent');
+    // The replayed workflow calls the tape's outcome sink as it did live: a replay that passes logs no error.
+    expect(replay.stderr).not.toMatch(/unregistered external sink|ERROR/);
     const json = await jbx(['replay', 'hello.jbxb', '--json'], { cwd: elsewhere, offline: true });
     expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({
       deterministic: true,
       workflowId: expect.stringMatching(/^hello-/),
     });
+  });
+
+  it('jbx show and jbx diff read the tape inside the bundle', async () => {
+    const bundle = path.join(elsewhere, 'hello.jbxb');
+    const show = await jbx(['show', bundle, '--json']);
+    expect(show.code, show.stderr).toBe(0);
+    const shown = JSON.parse(show.stdout);
+    expect(shown.header.workflowType).toBe('helloWorkflow');
+    expect(shown.sealed).toBe(true);
+    expect(shown.outcome.status).toBe('completed');
+    const frames = JSON.stringify(shown.frames);
+    for (const value of ['"greet"', '"shout"', '"Hello, Temporal!"', '"HELLO, TEMPORAL!"'])
+      expect(frames).toContain(value);
+    const diff = await jbx(['diff', tape, bundle, '--json']);
+    expect(diff.code, diff.stderr).toBe(0);
+    const d = JSON.parse(diff.stdout);
+    expect(d.firstDivergence).toBeNull();
+    expect(d.a.tapeId).toBe(d.b.tapeId);
+    expect([d.a.outcome, d.b.outcome]).toEqual(['completed', 'completed']);
+    const temporal = await jbx(['replay', '--temporal', 'hello.jbxb'], { cwd: elsewhere, offline: true });
+    expect(temporal.code, temporal.stderr).toBe(0);
+    expect(temporal.stderr).not.toMatch(/unregistered external sink|ERROR/);
   });
 
   it('bundled with --no-history, bundle and replay say it cannot replay and what to do', async () => {
