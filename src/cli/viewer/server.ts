@@ -42,6 +42,10 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/** An experiment's page: its own inline CSS, and nothing else (no scripts at all). */
+const EXPERIMENT_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 export interface ViewerOptions {
   /** The folder of tapes to serve. */
   dir: string;
@@ -194,11 +198,12 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     type: string,
     body: string | Buffer,
     head = false,
+    csp = CSP,
   ) => {
     res.writeHead(status, {
       'content-type': type,
       'content-length': Buffer.byteLength(body),
-      'content-security-policy': CSP,
+      'content-security-policy': csp,
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
       'cross-origin-resource-policy': 'same-origin',
@@ -420,6 +425,17 @@ export async function startViewer(options: ViewerOptions): Promise<Viewer> {
     if (url.pathname === '/favicon.ico') {
       res.writeHead(204, { 'cache-control': 'max-age=86400' });
       return res.end();
+    }
+    // A what-if experiment's report page (docs/experiments.md), written by `jbx experiment` beside its state file.
+    const experiment = /^\/experiments\/([0-9a-f]{12})$/.exec(url.pathname);
+    if (experiment) {
+      let page: Buffer;
+      try {
+        page = readFileSync(path.join(dir, '.experiments', `${experiment[1]}.html`));
+      } catch {
+        return json(res, 404, { error: `no experiment ${experiment[1]} in ${dir}` }, head);
+      }
+      return send(res, 200, 'text/html; charset=utf-8', page, head, EXPERIMENT_CSP);
     }
     const file = files.get(url.pathname);
     if (!file) return json(res, 404, { error: `not found: ${url.pathname}` }, head);

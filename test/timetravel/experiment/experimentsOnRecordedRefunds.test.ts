@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoFingerprint, fingerprint } from '../../../examples/accounting/demo';
+import { startViewer } from '../../../src/cli/viewer/server';
 import { readTape } from '../../../src/recorder/tape';
 import { runExperiment } from '../../../src/temporal';
 import {
@@ -163,6 +164,20 @@ describe('jbx experiment over 50 recorded refund runs', () => {
     expect(page).toContain('<b id="diverged">15</b>');
     expect(page.match(/<tr class="diverged changed">/g)).toHaveLength(15);
     expect(page).not.toMatch(/<script|src=|https?:/);
+    expect(page).toContain(`<a href="/#/run/${path.basename(rec.tapes[30]!, '.jbx')}">`);
+    const viewer = await startViewer({ dir: rec.tapeDir });
+    try {
+      const served = await fetch(`${viewer.url}experiments/${report.id}`);
+      expect([served.status, served.headers.get('content-type'), await served.text()]).toEqual([
+        200,
+        'text/html; charset=utf-8',
+        page,
+      ]);
+      expect(served.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect((await fetch(`${viewer.url}experiments/000000000000`)).status).toBe(404);
+    } finally {
+      await viewer.close();
+    }
 
     // Nothing was committed: the ledger, the accounts database and the outbox hash as before; no staging is left.
     expect(await fingerprint(rec.demo)).toEqual(world);
