@@ -11,6 +11,7 @@ import {
   type ExperimentRunResult,
   renderExperimentHtml,
   renderExperimentJunit,
+  renderExperimentTerminal,
 } from '../../../src/timetravel/experiment';
 import { runJbx } from '../replay/jbx';
 import { dollars, type RecordedRefunds, RUNS, recordRefundRuns, refundScript } from './refundRuns';
@@ -241,6 +242,13 @@ describe('jbx experiment over 50 recorded refund runs', () => {
       outcomesAfter: { committed: 20, refused: 30 },
       transitions: { 'committed → refused': 3 },
     });
+    const table = renderExperimentTerminal(report).split('\n');
+    expect(table[0]).toBe(`experiment ${report.id}: model gpt-4.1-mini`);
+    expect(table).toContain('outcomes after:  20 committed, 30 refused');
+    expect(table).toContain('changed: 3 committed → refused');
+    expect(table.find((l) => l.startsWith(path.basename(rec.tapes[10]!, '.jbx')))).toMatch(
+      /^\S+\s+yes\s+step 2 frame 23 \(llm: toolCalls\)\s+committed\s+refused\s+\d+\s+\d+\s+\$\d\.\d{4}\s+\$\d\.\d{4}$/,
+    );
     const xml = renderExperimentJunit(report);
     expect(xml.match(/<failure /g)).toHaveLength(10);
     expect(xml).toContain('message="diverged at step 2');
