@@ -15,7 +15,13 @@ want=$(sha256sum package-lock.json | cut -d' ' -f1)
 have=$(cat node_modules/.jukebox-lock-sha256 2>/dev/null || true)
 if [ "$want" != "$have" ]; then
   echo "jukebox: installing node dependencies (npm ci)..." >&2
-  # onnxruntime-node ships its CPU binaries; skip its postinstall fetch of optional CUDA ones from nuget.org.
-  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >&2
+  # A contributor's plain `npm ci`: package.json's allowScripts runs only sqlite3's install script and denies
+  # onnxruntime-node's (it would fetch optional CUDA binaries from outside the registry; the CPU ones ship in
+  # the package). npm before 11 does not read allowScripts: there the environment variable skips that fetch.
+  if [ "$(npm --version | cut -d. -f1)" -ge 11 ]; then
+    npm ci --no-audit --no-fund --loglevel=error >&2
+  else
+    ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >&2
+  fi
   echo "$want" > node_modules/.jukebox-lock-sha256
 fi
