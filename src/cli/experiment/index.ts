@@ -6,16 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Provider } from '../../llm/types';
-import {
-  CatalogQueryError,
-  OUTCOME_FILTERS,
-  parseLimit,
-  parseOutcomes,
-  parseSince,
-  parseSort,
-  SORT_KEYS,
-  type TapeQuery,
-} from '../../recorder/catalog';
+import { OUTCOME_FILTERS, SORT_KEYS } from '../../recorder/catalog';
 import { tapeDirFromEnv } from '../../recorder/store';
 import { PROVIDERS, runExperiment, withTemporal } from '../../temporal';
 import {
@@ -31,6 +22,7 @@ import type { ForkOverrides } from '../../timetravel/fork';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import { parseSets } from '../fork';
+import { queryFromFlags } from '../ls/query';
 import { experimentProgress } from './progressBar';
 
 const USAGE =
@@ -84,21 +76,6 @@ function parseChange(flags: Record<string, unknown>): ExperimentChange {
   return { overrides, ...(Object.keys(gateParams).length ? { gateParams } : {}) };
 }
 
-function query(flags: Record<string, string | boolean | undefined>): TapeQuery {
-  const q: TapeQuery = {};
-  try {
-    if (typeof flags.outcome === 'string') q.outcome = parseOutcomes(flags.outcome);
-    if (typeof flags.since === 'string') q.since = parseSince(flags.since);
-    if (typeof flags.workflow === 'string') q.workflow = flags.workflow;
-    if (typeof flags.sort === 'string') q.sort = parseSort(flags.sort);
-    if (typeof flags.limit === 'string') q.limit = parseLimit(flags.limit);
-  } catch (err) {
-    if (err instanceof CatalogQueryError) throw usageError(`${err.message}\nusage: ${USAGE}`);
-    throw err;
-  }
-  return q;
-}
-
 function writeAtomically(file: string, text: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -141,7 +118,7 @@ export const experimentCommand: CommandSpec = {
     if (!existsSync(dir) || !statSync(dir).isDirectory())
       throw usageError(`${dir}: no such folder of recorded runs\nusage: ${USAGE}`);
     const change = parseChange(flags);
-    const q = query(flags);
+    const q = queryFromFlags(flags, USAGE);
     let concurrency = 4;
     if (flags.concurrency !== undefined) {
       const text = String(flags.concurrency);

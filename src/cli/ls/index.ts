@@ -1,20 +1,10 @@
 import { formatUsd } from '../../llm/pricing/formatUsd';
 import { outcomeLabel } from '../../recorder/boothOutcome';
-import {
-  CatalogQueryError,
-  OUTCOME_FILTERS,
-  parseLimit,
-  parseOutcomes,
-  parseSince,
-  parseSort,
-  SORT_KEYS,
-  TapeCatalog,
-  type TapeQuery,
-  type TapeRow,
-} from '../../recorder/catalog';
+import { OUTCOME_FILTERS, SORT_KEYS, TapeCatalog, type TapeRow } from '../../recorder/catalog';
 import type { CommandSpec } from '../command';
 import { usageError } from '../exitError';
 import { createProgress } from '../verify/progress';
+import { queryFromFlags } from './query';
 import { formatTable } from './table';
 
 const USAGE =
@@ -43,21 +33,6 @@ function row(r: TapeRow, withWhy: boolean): string[] {
   return withWhy ? [...cells, why(r)] : cells;
 }
 
-function query(flags: Record<string, string | boolean | undefined>): TapeQuery {
-  const q: TapeQuery = {};
-  try {
-    if (typeof flags.outcome === 'string') q.outcome = parseOutcomes(flags.outcome);
-    if (typeof flags.since === 'string') q.since = parseSince(flags.since);
-    if (typeof flags.workflow === 'string') q.workflow = flags.workflow;
-    if (typeof flags.sort === 'string') q.sort = parseSort(flags.sort);
-    if (typeof flags.limit === 'string') q.limit = parseLimit(flags.limit);
-  } catch (err) {
-    if (err instanceof CatalogQueryError) throw usageError(`${err.message}\nusage: ${USAGE}`);
-    throw err;
-  }
-  return q;
-}
-
 export const lsCommand: CommandSpec = {
   name: 'ls',
   usage: USAGE,
@@ -73,7 +48,7 @@ export const lsCommand: CommandSpec = {
   },
   async run({ positionals, flags, out }) {
     if (positionals.length) throw usageError(`jbx ls takes no arguments (use --dir)\nusage: ${USAGE}`);
-    const q = query(flags);
+    const q = queryFromFlags(flags, USAGE);
     let progress: ReturnType<typeof createProgress> | undefined;
     const catalog = new TapeCatalog({
       ...(typeof flags.dir === 'string' ? { dir: flags.dir } : {}),

@@ -2,6 +2,7 @@
  * An experiment's report for people and machines: a terminal table, JUnit XML (one testcase per run; a run that
  * diverged is a failure, a run that could not run an error), and one self-contained HTML page.
  */
+import { formatUsd } from '../../llm/pricing/formatUsd';
 import { xmlText } from '../replay/junit';
 import type { ExperimentReport, ExperimentRunResult, RunSide } from './types';
 
@@ -17,7 +18,7 @@ function formatTable(head: string[], rows: string[][]): string {
   return [line(head), ...rows.map(line)].join('\n');
 }
 
-const usd = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `$${n.toFixed(4)}`);
+const usd = (n: number | null | undefined) => (n === null || n === undefined ? '-' : `$${formatUsd(n)}`);
 
 function changeLine(r: ExperimentReport): string {
   const o = r.change.overrides;
