@@ -3,7 +3,7 @@
 import { renderDiff } from './diffPage.mjs';
 import { clear, config, errorBox } from './dom.mjs';
 import { renderList } from './listView.mjs';
-import { renderRun } from './runPage.mjs';
+import { renderRun, stopLive } from './runPage.mjs';
 
 const root = document.getElementById('app');
 
@@ -27,8 +27,13 @@ async function route() {
             ? { step: Number(parts[3]) }
             : undefined;
       await renderRun(root, parts[1], pick);
-    } else if (parts[0] === 'diff') await renderDiff(root, params);
-    else await renderList(root, params);
+    } else if (parts[0] === 'diff') {
+      stopLive();
+      await renderDiff(root, params);
+    } else {
+      stopLive();
+      await renderList(root, params);
+    }
   } catch (err) {
     clear(root, errorBox(err, 'The viewer failed on this page:'));
   }

@@ -2,9 +2,47 @@
 // marks), and the selected step's panel.
 import { decisionsList, waitingPanel } from './approvalPanel.mjs';
 import { api, bytes, clear, cls, errorBox, h, money, ms, when } from './dom.mjs';
+import { followLive } from './livePanel.mjs';
 import { stepPanel } from './stepPanel.mjs';
 
 let current = null; // { id, run, rowsEl, panel, selected }
+let live = null; // { id, follower, timer }: the run being followed as it records
+
+/** Stops following a live run (the page moved to another view). */
+export function stopLive() {
+  if (!live) return;
+  clearTimeout(live.timer);
+  live.follower.close();
+  live = null;
+}
+
+/**
+ * A run without an outcome whose tape reads cleanly may still be recording: follow it from its last frame.
+ * The panel survives the page's rebuilds (each finished step reads the run again, so the timeline grows).
+ */
+function liveFollower(root, id, run) {
+  if (live && live.id !== id) stopLive();
+  if (live) return live.follower.el;
+  const v = run.verification;
+  if (run.outcome || v.sealed || v.status === 'damaged') return null;
+  const refresh = () => {
+    if (!live || live.id !== id) return;
+    clearTimeout(live.timer);
+    // Debounced: a burst of short steps reads the tape once.
+    live.timer = setTimeout(() => {
+      if (!current || current.id !== id || !root.contains(current.rowsEl)) return;
+      const row = current.selected;
+      current = null;
+      renderRun(root, id, row === null ? undefined : { row });
+    }, 250);
+  };
+  live = {
+    id,
+    timer: undefined,
+    follower: followLive(id, run.frameCount - 1, { onStep: refresh, onEnd: refresh }),
+  };
+  return live.follower.el;
+}
 
 export async function renderRun(root, id, pick) {
   if (!current || current.id !== id || !root.contains(current.rowsEl)) {
@@ -18,7 +56,7 @@ export async function renderRun(root, id, pick) {
     }
     // Marks for the bench and for anyone profiling a long run: data in hand, then rows built.
     performance.mark('jbx:run-fetched');
-    current = build(root, id, run);
+    current = build(root, id, run, liveFollower(root, id, run));
     // The list only adds links to related runs: fetched after the run is on screen, never before it.
     const built = current;
     api('/api/runs')
@@ -168,7 +206,7 @@ function rowItem(id, r, t0, span) {
   return li;
 }
 
-function build(root, id, run) {
+function build(root, id, run, livePanel) {
   const h0 = run.header;
   const span = Math.max(1, run.endUs - run.startUs);
   const rowsEl = h('ol.timeline', { role: 'listbox', 'aria-label': 'steps' });
@@ -247,6 +285,7 @@ function build(root, id, run) {
         })
       : null,
     decisionsList(run),
+    livePanel,
     h(
       'div.split',
       h(
