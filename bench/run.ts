@@ -20,6 +20,7 @@ import { recordingSuite } from './suites/recording';
 import { replaySuite } from './suites/replay';
 import { shadowBoothSuite } from './suites/shadowBooth';
 import { stepCheckpointSuite } from './suites/stepCheckpoint';
+import { streamingSuite } from './suites/streaming';
 import { tapeFormatSuite } from './suites/tapeFormat';
 import { tapeListingSuite } from './suites/tapeListing';
 import { tapeStoreSuite } from './suites/tapeStore';
@@ -39,6 +40,7 @@ const suites = [
   replaySuite,
   tapeListingSuite,
   viewerSuite,
+  streamingSuite,
   cliSuite,
   historySuite,
   loadSuite,
