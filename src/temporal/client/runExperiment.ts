@@ -111,8 +111,15 @@ export async function runExperiment(options: RunExperimentOptions): Promise<Expe
   if (!Number.isSafeInteger(concurrency) || concurrency < 1)
     throw new ExperimentRequestError(`concurrency must be a positive integer, got ${concurrency}`);
   const dir = path.resolve(options.dir);
-  const listing = await new TapeCatalog({ dir }).list(options.query ?? {});
-  const rows = listing.rows.filter((r) => !(r.workflowId ?? '').includes(EXPERIMENT_ID_MARKER));
+  // The limit counts recordings, so it is applied once an earlier experiment's forks (rolled back, and the
+  // newest runs of the folder) are left out: `--sort started --limit 3` takes the three newest recordings.
+  const { limit, ...query } = options.query ?? {};
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1))
+    throw new ExperimentRequestError(`query.limit must be a positive integer, got ${limit}`);
+  const listing = await new TapeCatalog({ dir }).list(query);
+  const rows = listing.rows
+    .filter((r) => !(r.workflowId ?? '').includes(EXPERIMENT_ID_MARKER))
+    .slice(0, limit ?? Number.POSITIVE_INFINITY);
   if (!rows.length)
     throw new ExperimentRequestError(
       listing.total

@@ -191,6 +191,63 @@ describe('jbx experiment over 50 recorded refund runs', () => {
     expect(rec.model.requestCount()).toBe(RUNS * 3);
   }, 300_000);
 
+  it("takes the runs a jbx ls filter keeps (--outcome rolled-back --sort started --limit 3), an earlier experiment's forks left out", async () => {
+    const ls = await runJbx([
+      'ls',
+      '--dir',
+      rec.tapeDir,
+      '--outcome',
+      'rolled-back',
+      '--sort',
+      'started',
+      '--json',
+    ]);
+    expect(ls.code).toBe(0);
+    const rows = JSON.parse(ls.stdout) as { file: string; workflowId: string }[];
+    // The threshold experiment's forks rolled everything back and are the newest runs: the limit must not count them.
+    expect(rows[0]!.workflowId).toContain('.experiment-');
+    const recordings = rows
+      .filter((r) => !r.workflowId.includes('.experiment-'))
+      .map((r) => path.resolve(r.file));
+    expect(recordings).toHaveLength(range(0, 49).filter((i) => dollars(i) > 500).length);
+    rec.model.loadScript(refundScript()); // resets the request count
+    const run = await runJbx(
+      [
+        'experiment',
+        rec.tapeDir,
+        '--outcome',
+        'rolled-back',
+        '--sort',
+        'started',
+        '--limit',
+        '3',
+        '--set',
+        'gate.refund-threshold.limitCents=80000',
+        '--state',
+        path.join(rec.base, 'filtered.jsonl'),
+        '--json',
+      ],
+      { env: { ...process.env, JUKEBOX_TAPE_DIR: rec.tapeDir } },
+    );
+    expect([run.code, run.stderr]).toEqual([0, expect.stringContaining('3/3 runs')]);
+    const report = JSON.parse(run.stdout) as ExperimentReport;
+    expect(report.runs.map((r) => path.resolve(r.tape))).toEqual(recordings.slice(0, 3));
+    for (const r of report.runs) {
+      const i = rec.tapes.indexOf(path.resolve(r.tape));
+      expect([r.status, r.before.outcome, r.after?.outcome]).toEqual([
+        'done',
+        'refused',
+        dollars(i) > 800 ? 'refused' : 'committed',
+      ]);
+    }
+    expect(rec.model.requestCount()).toBe(3 * 3);
+    const zero = await runJbx(['experiment', rec.tapeDir, '--limit', '0', '--model', 'gpt-4.1']);
+    expect([zero.code, zero.stderr]).toEqual([
+      2,
+      expect.stringContaining('--limit needs a positive integer, got "0"'),
+    ]);
+  }, 300_000);
+
   it('a changed model script (runExperiment): the new model stages three times every fifth refund', async () => {
     // The script the new model follows: the same turns, but every fifth refund staged at three times the amount.
     rec.model.loadScript({
