@@ -14,6 +14,7 @@ import { cliSuite } from './suites/cli';
 import { e2eRunSuite } from './suites/e2eRun';
 import { exportSuite } from './suites/export';
 import { historySuite } from './suites/history';
+import { installSizeSuite } from './suites/installSize';
 import { loadSuite } from './suites/load';
 import { proxySuite } from './suites/proxy';
 import { recordingSuite } from './suites/recording';
@@ -42,6 +43,7 @@ const suites = [
   viewerSuite,
   streamingSuite,
   cliSuite,
+  installSizeSuite,
   historySuite,
   loadSuite,
 ];
