@@ -15,6 +15,8 @@ export const OPTIONAL_DEPENDENCIES = {
   pg: '^8.23.1',
   typescript: '^5.9.3',
   '@ai-sdk/openai': '^3.0.141',
+  '@anthropic-ai/sdk': '^1.16.0',
+  '@modelcontextprotocol/sdk': '^1.32.2',
   '@aws-sdk/client-s3': '^3.1175.0',
   '@opentelemetry/exporter-metrics-otlp-http': '^0.57.2',
   '@opentelemetry/exporter-trace-otlp-http': '^0.57.2',
@@ -50,10 +52,13 @@ function isMissing(err: unknown, dependency: string): boolean {
   );
 }
 
-/** `require(dependency)`, or OptionalDependencyMissingError naming it and the feature that needs it. */
-export function requireOptional<T>(dependency: OptionalDependency, feature: string): T {
+/**
+ * `require(dependency)` (or a file of it, `subpath` such as `/client/index.js`), or OptionalDependencyMissingError
+ * naming it and the feature that needs it.
+ */
+export function requireOptional<T>(dependency: OptionalDependency, feature: string, subpath = ''): T {
   try {
-    return require(dependency) as T;
+    return require(`${dependency}${subpath}`) as T;
   } catch (err) {
     if (isMissing(err, dependency)) throw new OptionalDependencyMissingError(dependency, feature, err);
     throw err;

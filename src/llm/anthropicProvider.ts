@@ -1,9 +1,10 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type {
   ContentBlockParam,
   MessageParam,
   RawMessageStreamEvent,
 } from '@anthropic-ai/sdk/resources/messages';
+import { requireOptional } from '../errors/optionalDependency';
 import type { CallOptions } from './callOptions';
 import type { Endpoint } from './endpoints';
 import { LlmCallError } from './errors';
@@ -13,9 +14,21 @@ import type { FinishReason, LlmRequest, LlmResponse, ToolCall } from './types';
 /** Anthropic requires max_tokens; this is what a request that does not say gets. */
 const DEFAULT_MAX_TOKENS = 1024;
 
+/**
+ * The SDK is an optional peer (19 MiB a basic agent on OpenAI-compatible models never loads): it is required when
+ * the first Anthropic call is made, and a missing one says what to install.
+ */
+function anthropicSdk(): typeof Anthropic {
+  return requireOptional<{ default: typeof Anthropic }>(
+    '@anthropic-ai/sdk',
+    'Anthropic model calls (provider: anthropic)',
+  ).default;
+}
+
 export function anthropicClient(endpoint: Endpoint): Anthropic {
+  const Sdk = anthropicSdk();
   // Retries belong to Temporal (recorded, visible in history), not to the SDK.
-  return new Anthropic({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, maxRetries: 0 });
+  return new Sdk({ baseURL: endpoint.baseURL, apiKey: endpoint.apiKey, maxRetries: 0 });
 }
 
 /** Anthropic has no tool role: results travel as tool_result blocks of one user turn. */
@@ -95,7 +108,8 @@ export async function callAnthropic(
     const stream = await client.messages.create({ ...body, stream: true }, { signal: options.signal });
     return await accumulate(stream, options);
   } catch (err) {
-    if (err instanceof Anthropic.APIError)
+    // The client exists, so the SDK is loaded: this require is a cache lookup.
+    if (err instanceof anthropicSdk().APIError)
       throw new LlmCallError('anthropic', request.model, err.status, err.message, err);
     throw err;
   }

@@ -68,6 +68,25 @@ describe('optional peer dependencies', () => {
           'npm install @opentelemetry/exporter-metrics-otlp-http@^0.57.2',
       ),
     );
+    expect(r.anthropic).toEqual(
+      missing(
+        '@anthropic-ai/sdk',
+        'Anthropic model calls (provider: anthropic) needs the package @anthropic-ai/sdk, which is not installed. ' +
+          'Install it next to jukebox: npm install @anthropic-ai/sdk@^1.16.0',
+      ),
+    );
+    expect(r.mcp).toEqual(
+      missing(
+        '@modelcontextprotocol/sdk',
+        "The Shadow Booth's MCP calls (mcpServers) needs the package @modelcontextprotocol/sdk, which is not " +
+          'installed. Install it next to jukebox: npm install @modelcontextprotocol/sdk@^1.32.2',
+      ),
+    );
+    // Nothing the entries load at import needs a peer: an application without any of them imports every one.
+    expect(r.entries).toEqual({
+      ok: true,
+      value: ['.: object', '/workflow: object', '/booth: object', '/tape: object', '/testing: object'],
+    });
     expect(r.sqlite).toEqual(
       missing(
         'sqlite3',
@@ -107,6 +126,8 @@ describe('optional peer dependencies', () => {
   it('are loaded when present', () => {
     const r = useOptionalParts([]);
     expect(r.aiSdk!.ok).toBe(true);
+    expect(r.anthropic).toEqual({ ok: true, value: 'object' });
+    expect(r.mcp).toEqual({ ok: true, value: 'read' });
     expect(r.s3!.ok).toBe(true);
     expect(r.otlp!.ok).toBe(true);
     expect(r.sqlite!.ok).toBe(true);

@@ -2,12 +2,39 @@
  * One MCP client per configured server, shared by every run on the worker: connecting a stdio server spawns a
  * process, too slow to do per step. The clients hold no run state; escrow lives on disk per run.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { requireOptional } from '../../errors/optionalDependency';
 import { McpServerUnavailableError, McpServerUnknownError, McpToolUnknownError } from './errors';
+
+const MCP_FEATURE = "The Shadow Booth's MCP calls (mcpServers)";
+
+/**
+ * The MCP SDK is an optional peer (15 MiB and 89 packages an agent without MCP servers never loads): it is
+ * required when the first server is connected, and a missing one says what to install.
+ */
+function mcpSdk() {
+  return {
+    Client: requireOptional<{ Client: typeof Client }>(
+      '@modelcontextprotocol/sdk',
+      MCP_FEATURE,
+      '/client/index.js',
+    ).Client,
+    StdioClientTransport: requireOptional<{ StdioClientTransport: typeof StdioClientTransport }>(
+      '@modelcontextprotocol/sdk',
+      MCP_FEATURE,
+      '/client/stdio.js',
+    ).StdioClientTransport,
+    InMemoryTransport: requireOptional<{ InMemoryTransport: typeof InMemoryTransport }>(
+      '@modelcontextprotocol/sdk',
+      MCP_FEATURE,
+      '/inMemory.js',
+    ).InMemoryTransport,
+  };
+}
 
 export type McpTransportConfig =
   | { kind: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
@@ -149,6 +176,7 @@ export class McpConnections {
 
   private async connect(server: string): Promise<Connected> {
     const cfg = this.config(server);
+    const { Client, StdioClientTransport, InMemoryTransport } = mcpSdk();
     const client = new Client({ name: 'jukebox-shadow-booth', version: '0.1.0' });
     let transport: Transport;
     let stderr = '';
