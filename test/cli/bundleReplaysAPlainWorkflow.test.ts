@@ -2,9 +2,10 @@
  * `jbx bundle` of a plain Temporal workflow's tape (Temporal's hello-world with JukeboxPlugin, no Jukebox agent)
  * prints a replay command that works: `jbx replay X.jbxb`, in another empty folder and with no network, runs
  * Temporal's replayer on the bundled history with the bundled code. A plain workflow bundled with --no-history
- * has nothing to replay from, and both commands say so and what to do.
+ * has nothing to replay from, and both commands say so and what to do. A folder of such bundles replays as a
+ * suite (`jbx replay DIR`) the same way.
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -121,5 +122,47 @@ describe('jbx bundle of a plain Temporal workflow', () => {
       `${report} holds a plain Temporal workflow (helloWorkflow, not a Jukebox agent) and no workflow history (it ` +
         'was made with --no-history): there is nothing to replay it against.',
     );
+  });
+
+  it("jbx replay DIR replays a plain workflow bundle with Temporal's replayer, on worker threads or not", async () => {
+    const suite = path.join(work, 'suite');
+    mkdirSync(suite);
+    copyFileSync(path.join(work, 'hello.jbxb'), path.join(suite, 'hello.jbxb'));
+    const junit = path.join(work, 'suite.xml');
+    // Run from the work folder (no project in it): each line names its tape relative to it.
+    const replay = (args: string[]) => jbx(['replay', 'suite', ...args], { cwd: work, offline: true });
+    for (const jobs of ['1', '2']) {
+      const r = await replay(['--jobs', jobs, '--junit', junit]);
+      expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
+      const lines = r.stdout.trim().split('\n');
+      expect(lines[0]).toMatch(
+        /^match {7}suite\/hello\.jbxb {2}helloWorkflow: deterministic against its history \(\d+ events\), [\d.]+ ms \(a plain Temporal workflow: Temporal's replayer, bundle code\)$/,
+      );
+      expect(lines.at(-1)).toMatch(/^1 tapes: 1 match, 0 diverged, 0 could not be replayed, 0 unsealed /);
+      expect(r.stderr).not.toMatch(/unregistered external sink|ERROR|no agent named/);
+      const xml = readFileSync(junit, 'utf8');
+      expect(xml).toContain('tests="1" failures="0" errors="0" skipped="0"');
+      expect(xml).not.toContain('<failure');
+    }
+    const json = await replay(['--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const [one] = JSON.parse(json.stdout).results;
+    expect(one).toMatchObject({
+      status: 'match',
+      workflowType: 'helloWorkflow',
+      recordedOutcome: 'completed',
+      code: { source: 'bundle', module: expect.stringMatching(/suite\/hello\.jbxb#workflow-bundle\.js$/) },
+      history: { events: expect.any(Number), deterministic: true },
+    });
+    expect(one.history.events).toBeGreaterThan(10);
+
+    // Beside it, the one bundled with --no-history cannot be replayed, and its line says why and what to do.
+    copyFileSync(path.join(work, 'nohistory.jbxb'), path.join(suite, 'nohistory.jbxb'));
+    const both = await replay([]);
+    expect(both.code).toBe(1);
+    expect(both.stdout).toMatch(
+      /(^|\n)ERROR {7}suite\/nohistory\.jbxb {2}BUNDLE_HAS_NO_HISTORY: \S*suite\/nohistory\.jbxb holds a plain Temporal workflow \(helloWorkflow, not a Jukebox agent\) and no workflow history \(it was made with --no-history\): there is nothing to replay it against; bundle the run again while its server is up\n/,
+    );
+    expect(both.stdout).toMatch(/\n2 tapes: 1 match, 0 diverged, 1 could not be replayed, 0 unsealed /);
   });
 });

@@ -10,12 +10,15 @@ import { replayTapes, type TapeReplayResult } from '../../timetravel/replay/suit
 import { listTapes } from '../../timetravel/replay/tapeFiles';
 import { ExitCode, ExitError, usageError } from '../exitError';
 import type { Output } from '../output';
+import { replayPlainWorkflowBundle } from './plainWorkflowBundle';
 
 function line(r: TapeReplayResult, root: string): string {
   const name = path.relative(root, r.file) || r.file;
   const ms = `${r.durationMs.toFixed(r.durationMs < 10 ? 1 : 0)} ms`;
   switch (r.status) {
     case 'match': {
+      if (r.history)
+        return `match       ${name}  ${r.workflowType}: deterministic against its history (${r.history.events} events), ${ms} (a plain Temporal workflow: Temporal's replayer, bundle code)`;
       const gates =
         (r.stagingChecked ? `, ${r.stagingChecked} commit(s) staged again by the project's tools` : '') +
         (r.gatesChecked ? `, ${r.gatesChecked} commit(s) judged again by the project's gates` : '');
@@ -24,7 +27,8 @@ function line(r: TapeReplayResult, root: string): string {
     case 'incomplete':
       return `incomplete  ${name}  ${r.workflowType}: unsealed tape, its ${r.replayed} recorded steps match, ${ms}`;
     case 'diverged': {
-      const d = r.divergence!;
+      const d = r.divergence;
+      if (!d) return `DIVERGED    ${name}  ${r.workflowType}: ${r.error?.message} (${r.code?.source} code)`;
       return `DIVERGED    ${name}  ${r.workflowType}: step ${d.step} (frame ${d.frame}, ${d.kind}): ${d.fields.join(', ')} (${r.code?.source} code)`;
     }
     default:
@@ -71,6 +75,7 @@ export async function replaySuite(
     ...(against !== undefined ? { against } : {}),
     ...(jobs !== undefined ? { jobs } : {}),
     onResult: (r) => print(line(r, root)),
+    plainWorkflowBundle: replayPlainWorkflowBundle,
   });
   const s = report.summary;
   if (typeof flags.junit === 'string') writeReport(flags.junit, junitXml(report, { root }));

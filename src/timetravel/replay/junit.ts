@@ -43,6 +43,14 @@ function testcase(r: TapeReplayResult, root: string): string {
   if (r.status === 'match') return `    <testcase ${attrs}/>`;
   if (r.status === 'incomplete')
     return `    <testcase ${attrs}>\n      <skipped message="${xmlText(`the tape is unsealed (the run did not finish); its ${r.replayed} recorded steps all matched`)}"/>\n    </testcase>`;
+  if (r.status === 'diverged' && !r.divergence) {
+    // A plain Temporal workflow's bundle whose code Temporal's replayer found not deterministic.
+    const e = r.error ?? {
+      code: 'TEMPORAL_NONDETERMINISM',
+      message: 'not deterministic against its history',
+    };
+    return `    <testcase ${attrs}>\n      <failure type="${xmlText(e.code)}" message="${xmlText(e.message)}">${xmlText(`${r.file}\n${r.history?.error ?? e.message}`)}</failure>\n    </testcase>`;
+  }
   if (r.status === 'diverged') {
     const d = r.divergence!;
     const message = `diverged at step ${d.step} (${d.kind}): ${d.fields.join(', ')}`;

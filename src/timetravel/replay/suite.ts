@@ -36,6 +36,12 @@ export interface TapeReplayResult {
   /** Commits whose change set the project's tools staged again and matched. */
   stagingChecked: number;
   error?: { code: string; message: string };
+  /**
+   * Set for a plain Temporal workflow's bundle (its code holds no Jukebox agent): Temporal's replayer ran the
+   * bundled code against the bundled history instead of a tape replay. `status` is `match` when deterministic,
+   * `diverged` (with `divergence` null and the replayer's complaint in `error`) when not.
+   */
+  history?: { events: number; deterministic: boolean; error?: string };
   durationMs: number;
 }
 
@@ -65,6 +71,12 @@ export interface ReplayTapesOptions {
   jobs?: number;
   /** Called as each tape finishes (in finishing order). */
   onResult?: (r: TapeReplayResult) => void;
+  /**
+   * Replays a plain Temporal workflow's bundle, in this thread, when its code exports no agent of its workflow
+   * type (without this, such a bundle is an AGENT_CODE_NOT_FOUND error). `jbx replay` passes Temporal's replayer
+   * of the bundled history (src/cli/replay/plainWorkflowBundle.ts): the Temporal room sits above this one.
+   */
+  plainWorkflowBundle?: (file: string) => Promise<TapeReplayResult>;
 }
 
 /** What the workers need to know; plain data, it crosses threads. */
@@ -108,7 +120,7 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
     });
   } catch (err) {
     return {
-      ...failed(file, err),
+      ...failedReplay(file, err),
       workflowType: result.workflowType,
       code: result.code,
       durationMs: performance.now() - t0,
@@ -133,7 +145,7 @@ function summarize(results: TapeReplayResult[], workers: number, durationMs: num
 }
 
 /** A result before (or instead of) a replay. */
-function notReplayed(file: string): TapeReplayResult {
+export function notReplayed(file: string): TapeReplayResult {
   return {
     file,
     workflowType: null,
@@ -149,7 +161,7 @@ function notReplayed(file: string): TapeReplayResult {
   };
 }
 
-function failed(file: string, err: unknown): TapeReplayResult {
+export function failedReplay(file: string, err: unknown): TapeReplayResult {
   return {
     ...notReplayed(file),
     error: {
@@ -207,12 +219,15 @@ export async function replayTapes(
     options.against !== undefined ? { against: path.resolve(options.against) } : {};
   const jobs = Math.max(1, Math.min(options.jobs ?? os.availableParallelism(), files.length));
   const results = new Map<string, TapeReplayResult>();
-  const done = (r: TapeReplayResult) => {
+  const plain = options.against === undefined ? options.plainWorkflowBundle : undefined;
+  const done = async (r: TapeReplayResult) => {
+    if (plain && r.status === 'error' && r.error?.code === 'AGENT_CODE_NOT_FOUND' && isBundleFile(r.file))
+      r = await plain(r.file);
     results.set(r.file, r);
     options.onResult?.(r);
   };
   if (jobs <= 1) {
-    for (const f of files) done(await replayOne(f, one));
+    for (const f of files) await done(await replayOne(f, one));
     return summarize(
       files.map((f) => results.get(f)!),
       0,
@@ -229,9 +244,9 @@ export async function replayTapes(
         while (next < files.length) {
           const file = files[next++]!;
           try {
-            done(await onWorker(worker, file, one));
+            await done(await onWorker(worker, file, one));
           } catch (err) {
-            done({ ...failed(file, err), durationMs: 0 });
+            await done({ ...failedReplay(file, err), durationMs: 0 });
             await worker.terminate();
             worker = startWorker();
           }
