@@ -9,7 +9,11 @@
  * The peer is what a plain Temporal TypeScript worker installs: the closure of @temporalio/client, worker,
  * workflow and activity, measured the same way from the same tree. Per dependency, the row is what leaving it
  * out would save (the packages only it brings in) against its whole closure (shared packages included).
+ *
+ * The package itself is measured as `npm pack` makes it from this checkout's dist/ (built by `npm run bench`
+ * first): the tarball's bytes against what it unpacks to.
  */
+import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type BenchResult, type BenchSuite, result } from '../harness';
@@ -121,7 +125,7 @@ export const installSizeSuite: BenchSuite = {
         'MiB',
         `a plain Temporal worker's (client, worker, workflow, activity: ${temporal.size} packages)`,
         graph.bytes(temporal) / MB,
-        'the package itself (dist/) comes on top: see the tarball size in the README',
+        'the package itself comes on top: see the npm pack tarball row',
       ),
     ];
     const perDep = direct.map((name) => {
@@ -157,6 +161,27 @@ export const installSizeSuite: BenchSuite = {
         ),
       );
     }
+    rows.push(tarballRow());
     return rows;
   },
 };
+
+/** `npm pack --dry-run` of the built package: the tarball npm would publish, without writing it. */
+function tarballRow(): BenchResult {
+  // --ignore-scripts: measure the dist/ the bench run built, not a second build by prepack.
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const [pack] = JSON.parse(out) as { size: number; unpackedSize: number; entryCount: number }[];
+  if (!pack) throw new Error('npm pack --dry-run --json printed no package');
+  return result(
+    `npm pack tarball: jukebox itself (${pack.entryCount} files, ${pack.size.toLocaleString('en-US')} bytes)`,
+    pack.size / 1024,
+    'KiB',
+    'the files it unpacks to (dist/, docs/, bench/RESULTS.md)',
+    pack.unpackedSize / 1024,
+    'what npm install downloads for jukebox before its dependencies',
+  );
+}
