@@ -7,12 +7,10 @@
 import { MemoryContentStore } from '../../recorder/content';
 import { installStderrRuntime, replayHistoryWithCode } from '../../temporal';
 import { openBundle } from '../../timetravel/bundle';
-import { failedReplay, notReplayed, type TapeReplayResult } from '../../timetravel/replay/suite';
+import { type TapeReplayResult, timedReplay } from '../../timetravel/replay/suite';
 
-export async function replayPlainWorkflowBundle(file: string): Promise<TapeReplayResult> {
-  const t0 = performance.now();
-  const result = notReplayed(file);
-  try {
+export function replayPlainWorkflowBundle(file: string): Promise<TapeReplayResult> {
+  return timedReplay(file, async (result) => {
     const b = openBundle(file);
     const h = b.tape.header;
     result.workflowType = h.workflowType;
@@ -49,14 +47,5 @@ export async function replayPlainWorkflowBundle(file: string): Promise<TapeRepla
           message: `the bundled workflow code is not deterministic against its history: ${report.error}`,
         };
     }
-  } catch (err) {
-    return {
-      ...failedReplay(file, err),
-      workflowType: result.workflowType,
-      code: result.code,
-      durationMs: performance.now() - t0,
-    };
-  }
-  result.durationMs = performance.now() - t0;
-  return result;
+  });
 }

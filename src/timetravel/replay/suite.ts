@@ -84,11 +84,33 @@ export interface ReplayOneOptions {
   against?: string;
 }
 
-/** Replays one tape or bundle; never throws: anything that stops it is the result's `error`. */
-export async function replayOne(file: string, options: ReplayOneOptions = {}): Promise<TapeReplayResult> {
+/**
+ * Runs `work` on a fresh result for `file` and times it; never throws: anything `work` throws becomes the
+ * result's `error`, keeping the workflow type and code it had found.
+ */
+export async function timedReplay(
+  file: string,
+  work: (result: TapeReplayResult) => Promise<void>,
+): Promise<TapeReplayResult> {
   const t0 = performance.now();
   const result = notReplayed(file);
   try {
+    await work(result);
+  } catch (err) {
+    return {
+      ...failedReplay(file, err),
+      workflowType: result.workflowType,
+      code: result.code,
+      durationMs: performance.now() - t0,
+    };
+  }
+  result.durationMs = performance.now() - t0;
+  return result;
+}
+
+/** Replays one tape or bundle; never throws: anything that stops it is the result's `error`. */
+export function replayOne(file: string, options: ReplayOneOptions = {}): Promise<TapeReplayResult> {
+  return timedReplay(file, async (result) => {
     let report: Awaited<ReturnType<typeof replayTape>>;
     if (isBundleFile(file) && options.against === undefined) {
       const b = openBundle(file);
@@ -118,16 +140,7 @@ export async function replayOne(file: string, options: ReplayOneOptions = {}): P
       gatesChecked: report.gatesChecked,
       stagingChecked: report.stagingChecked,
     });
-  } catch (err) {
-    return {
-      ...failedReplay(file, err),
-      workflowType: result.workflowType,
-      code: result.code,
-      durationMs: performance.now() - t0,
-    };
-  }
-  result.durationMs = performance.now() - t0;
-  return result;
+  });
 }
 
 function summarize(results: TapeReplayResult[], workers: number, durationMs: number): SuiteReport {
