@@ -13,15 +13,14 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { stepScript } from '../../examples/sample/stepScript';
-import { researchTools } from '../../examples/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
-import { localEndpoints } from '../../src/llm';
-import { bundleAgentWorkflows, captureRunHistory, createJukeboxWorker, startAgent } from '../../src/temporal';
+import { captureRunHistory, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
 import { readTimeline } from '../../src/timetravel/replay';
 import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
-import { EXAMPLE_WORKFLOWS_PATH, JBX_BIN } from '../paths';
+import { JBX_BIN } from '../paths';
+import { sampleAgentWorker } from '../sampleWorker';
 
 const TURNS = 25; // 25 tool-calling model turns + the answer: 51 steps
 const RUNS = Number(process.env.JBX_BENCH_CLI_RUNS ?? 10);
@@ -111,13 +110,11 @@ export async function recordSampleTape(tapeDir: string): Promise<string> {
   const connection = await Connection.connect({ address: config.address });
   const taskQueue = `bench-cli-${Date.now()}`;
   try {
-    const worker = await createJukeboxWorker({
+    const worker = await sampleAgentWorker({
       connection: nativeConnection,
       namespace: config.namespace,
       taskQueue,
-      endpoints: localEndpoints(model.url),
-      tools: researchTools,
-      workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
+      modelUrl: model.url,
       tape: { dir: tapeDir, fsync: 'none' },
     });
     return await worker.runUntil(async () => {

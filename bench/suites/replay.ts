@@ -15,14 +15,11 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { researchAgent } from '../../examples/sample/agent';
 import { stepScript } from '../../examples/sample/stepScript';
-import { researchTools } from '../../examples/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
-import { localEndpoints } from '../../src/llm';
 import { contentStoreOfTapeDir } from '../../src/recorder/content';
 import {
   bundleAgentWorkflows,
   captureRunHistory,
-  createJukeboxWorker,
   forkRun,
   jukeboxDataConverter,
   loadStoredHistory,
@@ -43,6 +40,7 @@ import { type BenchSuite, interleave, median, result, spread, timeRuns } from '.
 import { EXAMPLE_WORKFLOWS_PATH, JBX_BIN } from '../paths';
 import type { CompareOutput, CompareSpec } from '../replayCompare';
 import { recordPeers } from '../replayPeers';
+import { sampleAgentWorker } from '../sampleWorker';
 
 const REPLAY_LOOP = path.join(__dirname, '../replayLoop.ts');
 const REPLAY_COMPARE = path.join(__dirname, '../replayCompare.ts');
@@ -111,12 +109,11 @@ export const replaySuite: BenchSuite = {
     const taskQueue = `bench-replay-${Date.now()}`;
     const closers: (() => Promise<void>)[] = [];
     const runOptions = { breaker: SCRIPTED_MODEL_BREAKER };
-    const worker = await createJukeboxWorker({
+    const worker = await sampleAgentWorker({
       connection: nativeConnection,
       namespace: config.namespace,
       taskQueue,
-      endpoints: localEndpoints(model.url),
-      tools: researchTools,
+      modelUrl: model.url,
       workflowBundle,
       tape: { dir: tapeDir, fsync: 'none' },
     });

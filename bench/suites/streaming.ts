@@ -17,18 +17,16 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { stepScript } from '../../examples/sample/stepScript';
-import { researchTools } from '../../examples/sample/tools';
 import { ensureTemporalCli, startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { startViewer } from '../../src/cli/viewer';
-import { localEndpoints } from '../../src/llm';
 import { tapeFileName } from '../../src/recorder/naming';
 import { readTape, TapeWriter } from '../../src/recorder/tape';
 import { followTape } from '../../src/stream';
-import { bundleAgentWorkflows, createJukeboxWorker, runExperiment, startAgent } from '../../src/temporal';
+import { runExperiment, startAgent } from '../../src/temporal';
 import { startModelServer } from '../../src/testing/modelserver';
 import { SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
-import { EXAMPLE_WORKFLOWS_PATH } from '../paths';
+import { sampleAgentWorker } from '../sampleWorker';
 
 const CHUNKS = 200;
 const GAP_MS = 5;
@@ -144,13 +142,11 @@ async function experimentThroughput(): Promise<{ liveRunsPerS: number; experimen
   const tapeDir = mkdtempSync(path.join(os.tmpdir(), 'jukebox-bench-experiment-'));
   const taskQueue = `bench-experiment-${Date.now().toString(36)}`;
   try {
-    const worker = await createJukeboxWorker({
+    const worker = await sampleAgentWorker({
       connection: nativeConnection,
       namespace: config.namespace,
       taskQueue,
-      endpoints: localEndpoints(model.url),
-      tools: researchTools,
-      workflowBundle: await bundleAgentWorkflows(EXAMPLE_WORKFLOWS_PATH),
+      modelUrl: model.url,
       tape: { dir: tapeDir },
     });
     return await worker.runUntil(async () => {
