@@ -20,7 +20,6 @@ import { replayWithCode } from '../../timetravel/replay/replayWithCode';
 import { readTimeline, type Timeline } from '../../timetravel/replay/timeline';
 import type { CommandSpec } from '../command';
 import { ExitCode, ExitError } from '../exitError';
-import { openBundleOrExit } from '../verify/bundle';
 import { headerFailure, resolveStoredTape } from '../verify/tapeArgument';
 import { eventsOf, renderReplayReport } from './render';
 import { isSuiteArgument } from './suiteArgument';
@@ -34,7 +33,10 @@ const USAGE =
 
 export function readTimelineOrExit(file: string): Timeline {
   // A .jbxb bug report reads as the tape it carries.
-  if (isBundleFile(file)) return openBundleOrExit(file).timeline;
+  // Required here: a bundle's reader decodes Temporal histories (@temporalio/proto, protobufjs: ~55 modules),
+  // which replaying a .jbx tape never needs.
+  if (isBundleFile(file))
+    return (require('../verify/bundle') as typeof import('../verify/bundle')).openBundleOrExit(file).timeline;
   try {
     return readTimeline(file);
   } catch (err) {
