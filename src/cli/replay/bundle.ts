@@ -2,14 +2,13 @@
  * `jbx replay report.jbxb` (and `--temporal`): replays a bundle with the workflow code inside it, so neither
  * the agent's source nor a Temporal server is needed; the code is the very code that recorded the run.
  */
-import { MemoryContentStore } from '../../recorder/content';
-import { installStderrRuntime, replayHistoryWithCode } from '../../temporal';
 import type { OpenedBundle } from '../../timetravel/bundle';
 import { agentFromWorkflowCode } from '../../timetravel/bundle';
 import { AgentCodeNotFoundError, replayTape } from '../../timetravel/replay';
 import { ExitCode, ExitError } from '../exitError';
 import type { Output } from '../output';
 import { openBundleOrExit } from '../verify/bundle';
+import { replayBundledHistory } from './plainWorkflowBundle';
 import { eventsOf, renderReplayReport } from './render';
 
 export async function replayBundle(file: string, temporal: boolean, out: Output): Promise<void> {
@@ -59,15 +58,7 @@ async function replayBundleHistory(b: OpenedBundle, codeNote: object, out: Outpu
       ExitCode.failed,
       `bundle ${file} holds no workflow history (it was made with --no-history); replay it without --temporal, or bundle the run again while its server is up`,
     );
-  installStderrRuntime();
-  // Payload claims in the histories resolve from the blobs the bundle carries, not from any deployment's store.
-  const report = await replayHistoryWithCode(
-    file,
-    b.histories,
-    b.tape.header.workflowId,
-    { code: b.workflowCode },
-    new MemoryContentStore(b.content, `${file}#content.pack`),
-  );
+  const report = await replayBundledHistory(b);
   out.result(
     report.deterministic
       ? `temporal replay of ${file}: deterministic (${eventsOf(report)}, ${report.durationMs.toFixed(0)} ms, the bundle's own workflow code)`

@@ -6,8 +6,21 @@
  */
 import { MemoryContentStore } from '../../recorder/content';
 import { installStderrRuntime, replayHistoryWithCode } from '../../temporal';
-import { openBundle } from '../../timetravel/bundle';
+import { type OpenedBundle, openBundle } from '../../timetravel/bundle';
 import { type TapeReplayResult, timedReplay } from '../../timetravel/replay/suite';
+
+/** Temporal's replayer: the bundle's own workflow code against the histories it carries (one or more). */
+export function replayBundledHistory(b: OpenedBundle) {
+  installStderrRuntime();
+  // Payload claims in the histories resolve from the blobs the bundle carries, not from any deployment's store.
+  return replayHistoryWithCode(
+    b.file,
+    b.histories,
+    b.tape.header.workflowId,
+    { code: b.workflowCode },
+    new MemoryContentStore(b.content, `${b.file}#content.pack`),
+  );
+}
 
 export function replayPlainWorkflowBundle(file: string): Promise<TapeReplayResult> {
   return timedReplay(file, async (result) => {
@@ -26,15 +39,7 @@ export function replayPlainWorkflowBundle(file: string): Promise<TapeReplayResul
           'server is up',
       };
     } else {
-      installStderrRuntime();
-      // Payload claims in the histories resolve from the blobs the bundle carries, not from any deployment's store.
-      const report = await replayHistoryWithCode(
-        file,
-        b.histories,
-        h.workflowId,
-        { code: b.workflowCode },
-        new MemoryContentStore(b.content, `${file}#content.pack`),
-      );
+      const report = await replayBundledHistory(b);
       result.status = report.deterministic ? 'match' : 'diverged';
       result.history = {
         events: report.eventCount,
