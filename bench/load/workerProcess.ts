@@ -13,16 +13,18 @@ import { FolderTapeStore } from '../../src/recorder';
 import { createJukeboxWorker } from '../../src/temporal';
 import { installQuietRuntime } from '../../src/temporal/worker/quietRuntime';
 import { floorActivities } from '../floor';
+import { plainResearchActivities } from '../plainResearch';
 
 export interface LoadWorkerConfig {
-  side: 'floor' | 'jukebox';
+  /** floor: no-op activities; plain: the research agent on plain Temporal; jukebox: the research agent on Jukebox. */
+  side: 'floor' | 'plain' | 'jukebox';
   address: string;
   namespace: string;
   taskQueue: string;
   /** The workflow bundle the bench built once, written to a file. */
   bundlePath: string;
   workerOptions: Partial<WorkerOptions>;
-  /** Jukebox side: the model server, the tape folder and its writer budget. */
+  /** The model server (plain and Jukebox sides); Jukebox side: the tape folder and its writer budget. */
   modelUrl?: string;
   tapeDir?: string;
   maxOpenTapes?: number;
@@ -55,7 +57,14 @@ async function main(): Promise<void> {
         tape: { dir: config.tapeDir!, store },
         workerOptions: config.workerOptions,
       })
-    : await Worker.create({ ...common, activities: floorActivities, ...config.workerOptions });
+    : await Worker.create({
+        ...common,
+        activities:
+          config.side === 'plain'
+            ? plainResearchActivities(localEndpoints(config.modelUrl!))
+            : floorActivities,
+        ...config.workerOptions,
+      });
   const stdinClosed = new Promise<void>((resolve) => {
     process.stdin.on('end', resolve).on('close', resolve).resume();
   });
