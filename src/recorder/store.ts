@@ -243,6 +243,7 @@ export class FolderTapeStore implements TapeStore {
       .then(() =>
         withFileLock(`${file}.lock`, () => this.locked(file, run, fn, create), {
           timeoutMs: this.lockTimeoutMs,
+          ownerLink: true,
         }),
       );
     this.queues.set(file, next);

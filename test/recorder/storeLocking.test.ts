@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -135,6 +135,71 @@ describe('the tape store serializes writers of one run', () => {
     release();
     await holding;
     await expect(withFileLock(lock, async () => 'got it', { timeoutMs: 150 })).resolves.toBe('got it');
+  });
+});
+
+describe("the tape lock is a hard link of its process's owner file", () => {
+  const owners = (dir: string) => readdirSync(dir).filter((n) => n.startsWith('.jbx-lock-owner-'));
+
+  it("holds the owner's pid and host while taken, and is gone once released", async () => {
+    const t = tempDir();
+    try {
+      const lock = path.join(t.dir, 'run.jbx.lock');
+      const seen = await withFileLock(
+        lock,
+        async () => ({
+          bytes: JSON.parse(readFileSync(lock, 'utf8')) as unknown,
+          links: statSync(lock).nlink,
+        }),
+        { ownerLink: true },
+      );
+      expect(seen).toEqual({ bytes: { pid: process.pid, host: hostname() }, links: 2 });
+      expect(existsSync(lock)).toBe(false);
+      // One owner file for the folder, however many locks the process takes there.
+      await withFileLock(path.join(t.dir, 'other.jbx.lock'), async () => {}, { ownerLink: true });
+      expect(owners(t.dir)).toHaveLength(1);
+      expect(statSync(path.join(t.dir, owners(t.dir)[0]!)).nlink).toBe(1);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it('a process removes its owner file when it exits, and the owner files of dead processes on this host', async () => {
+    const t = tempDir();
+    try {
+      const dead = path.join(t.dir, `.jbx-lock-owner-${deadPid()}-abc`);
+      writeFileSync(dead, JSON.stringify({ pid: Number(dead.split('-').at(-2)), host: hostname() }));
+      const elsewhere = path.join(t.dir, '.jbx-lock-owner-1-def');
+      writeFileSync(elsewhere, JSON.stringify({ pid: 1, host: `${hostname()}-other` }));
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '-e',
+          `require(${JSON.stringify(path.join(ROOT, 'src/recorder/lock.ts'))}).withFileLock(${JSON.stringify(path.join(t.dir, 'x.lock'))}, async () => {}, { ownerLink: true })`,
+        ],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
+      expect(child.status, child.stderr).toBe(0);
+      // The dead process's file is gone, another host's is not ours to judge, the child's own went at exit.
+      expect(owners(t.dir)).toEqual([path.basename(elsewhere)]);
+      expect(existsSync(path.join(t.dir, 'x.lock'))).toBe(false);
+    } finally {
+      t.cleanup();
+    }
+  });
+
+  it('a lock without ownerLink is a file of its own and leaves nothing behind', async () => {
+    const t = tempDir();
+    try {
+      const lock = path.join(t.dir, 'manifest.json.lock');
+      const links = await withFileLock(lock, async () => statSync(lock).nlink);
+      expect(links).toBe(1);
+      expect(readdirSync(t.dir)).toEqual([]);
+    } finally {
+      t.cleanup();
+    }
   });
 });
 

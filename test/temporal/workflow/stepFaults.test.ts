@@ -134,7 +134,8 @@ describe('a tool step killed at every point stages each effect exactly once', ()
       // The first step's last attempt reused an earlier attempt's checkpoint (without extra timeouts on a loaded
       // machine: attempt 9 reusing 7's, since 6 died after staging and 7 after its checkpoint); the second
       // step's retry reused its first attempt's checkpoint row.
-      const tapeFile = path.join(world.dir, 'tapes', fs.readdirSync(path.join(world.dir, 'tapes'))[0]!);
+      const tapes = path.join(world.dir, 'tapes');
+      const tapeFile = path.join(tapes, fs.readdirSync(tapes).find((n) => n.endsWith('.jbx'))!);
       const tape = readTape(tapeFile);
       const results = tape.frames
         .filter((f) => f.kind === 'tool.result')
