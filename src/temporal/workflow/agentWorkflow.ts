@@ -27,7 +27,7 @@ import { type BreakerConfig, resolveAgentBreakerConfig } from '../../breaker/con
 import type { FeatureRequest } from '../../breaker/featureSource';
 import { toApplicationFailure } from '../../errors/applicationFailure';
 import { JukeboxError } from '../../errors/JukeboxError';
-import type { LlmResponse } from '../../llm/types';
+import type { LlmRequest, LlmResponse } from '../../llm/types';
 import type { Observation, RecordOutcomeInput } from '../../recorder/observations';
 import { llmRequestForm, toolCallForm } from '../../timetravel/fork/requestDigest';
 import type { BreakerActivities } from '../activities/breakerActivities';
@@ -251,18 +251,27 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       if (continuing) requestContinue(continuing);
       return continuing !== undefined;
     };
-    const live = async <T>(step: number, kind: CarriedStep['k'], run: () => Promise<T>): Promise<T> => {
+    // The step layers below are plain functions chaining `then`s, not async ones: the workflow sandbox captures a
+    // stack trace for every promise created in it (Temporal's stack-trace query), an async layer costs one for
+    // itself and one per await, and those captures were a third of the workflow thread's extra CPU a step.
+    const live = <T>(step: number, kind: CarriedStep['k'], run: () => Promise<T>): Promise<T> => {
       inFlight++;
-      try {
-        const value = await run();
-        continuation.record(step, { k: kind, v: value } as CarriedStep);
-        return value;
-      } catch (err) {
+      const failed = (err: unknown): never => {
+        inFlight--;
         continuation.record(step, { k: kind, e: carryError(err) } as CarriedStep);
         throw err;
-      } finally {
-        inFlight--;
+      };
+      let running: Promise<T>;
+      try {
+        running = run();
+      } catch (err) {
+        return Promise.reject(err).catch(failed);
       }
+      return running.then((value) => {
+        inFlight--;
+        continuation.record(step, { k: kind, v: value } as CarriedStep);
+        return value;
+      }, failed);
     };
 
     /** A random or clock reading: one an earlier segment made (on the tape already), or a fresh one. */
@@ -280,6 +289,97 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       return value;
     };
 
+    /** Promise-returning and never throwing: a failure of any part is the step's rejection. */
+    const attempt = <T>(f: () => Promise<T>): Promise<T> => {
+      try {
+        return f();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    /** ctx.llm's step: `then`s rather than awaits, as the tool step's (see `live`). */
+    const modelStep = (request: LlmRequest): Promise<LlmResponse> => {
+      for (;;) {
+        if (atBoundary()) return suspended;
+        const step = started++;
+        const sent = lineage.request(step, request);
+        const carried = continuation.answer(step, 'llm');
+        if (carried) {
+          // The cost cap cut it short and a person resumed the run: the same call went out again.
+          if ('resumed' in carried) continue;
+          return attempt(async () => {
+            const response = answered(carried) as LlmResponse;
+            steps.push(summarizeLlm(step, response));
+            // A breaker trip this answer caused was recorded as a step of its own.
+            while (continuation.isCarriedTrip(started)) answered(continuation.answer(started++, 'trip')!);
+            return response;
+          });
+        }
+        const startMs = Date.now();
+        inFlight++;
+        let result: Promise<LlmStepResult>;
+        try {
+          const known = lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined;
+          result =
+            known !== undefined && known !== null
+              ? Promise.resolve(known)
+              : activities.llmStep({
+                  step,
+                  request: sent,
+                  ...lineage.stepInput(step),
+                  ...takeObservations(),
+                  ...(guard && watch
+                    ? { budget: guard.budget(track), breaker: breakerRequest(guard, watch) }
+                    : {}),
+                });
+        } catch (err) {
+          result = Promise.reject(err);
+        }
+        return result.then(
+          (answer) => {
+            inFlight--;
+            const { breaker: seen, ...response } = answer;
+            continuation.record(step, { k: 'llm', v: response });
+            steps.push(summarizeLlm(step, response));
+            if (!guard || !seen) return response;
+            return attempt(() =>
+              guard.observeStep(
+                track,
+                { startMs, endMs: Date.now(), outputTokens: response.usage.outputTokens, usd: seen.usd },
+                seen.features,
+                { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
+              ),
+            ).then(
+              () => response,
+              (err: unknown) => {
+                // Nobody resumed the trip this answer caused: its record step is where the agent got the error.
+                if (started > step + 1) continuation.record(started - 1, { k: 'trip', e: carryError(err) });
+                throw err;
+              },
+            );
+          },
+          (err: unknown) => {
+            inFlight--;
+            if (!guard) {
+              continuation.record(step, { k: 'llm', e: carryError(err) });
+              throw err;
+            }
+            // The cost cap cut the stream: trip path; resumed with a new cap, the same call goes out again.
+            return attempt(() => guard.onStepFailure(err, track, startMs)).then(
+              () => {
+                continuation.record(step, { k: 'llm', resumed: true });
+                return modelStep(request);
+              },
+              (tripped: unknown) => {
+                continuation.record(step, { k: 'llm', e: carryError(tripped) });
+                throw tripped;
+              },
+            );
+          },
+        );
+      }
+    };
+
     const ctx: AgentContext = {
       get steps() {
         return started;
@@ -287,86 +387,23 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
       workflowId: info.workflowId,
       // The run's own id in every segment: its first one's.
       runId: runKey ?? info.runId,
-      async llm(request) {
-        barrier();
-        for (;;) {
-          if (atBoundary()) return suspended;
-          const step = started++;
-          const sent = lineage.request(step, request);
-          const carried = continuation.answer(step, 'llm');
-          if (carried) {
-            // The cost cap cut it short and a person resumed the run: the same call went out again.
-            if ('resumed' in carried) continue;
-            const response = answered(carried) as LlmResponse;
-            steps.push(summarizeLlm(step, response));
-            // A breaker trip this answer caused was recorded as a step of its own.
-            while (continuation.isCarriedTrip(started)) answered(continuation.answer(started++, 'trip')!);
-            return response;
-          }
-          const startMs = Date.now();
-          let result: LlmStepResult;
-          inFlight++;
-          try {
-            result =
-              (lineage.answer(step, llmRequestForm(sent)) as LlmResponse | undefined) ??
-              (await activities.llmStep({
-                step,
-                request: sent,
-                ...lineage.stepInput(step),
-                ...takeObservations(),
-                ...(guard && watch
-                  ? { budget: guard.budget(track), breaker: breakerRequest(guard, watch) }
-                  : {}),
-              }));
-          } catch (err) {
-            inFlight--;
-            if (!guard) {
-              continuation.record(step, { k: 'llm', e: carryError(err) });
-              throw err;
-            }
-            // The cost cap cut the stream: trip path; resumed with a new cap, the same call goes out again.
-            try {
-              await guard.onStepFailure(err, track, startMs);
-            } catch (tripped) {
-              continuation.record(step, { k: 'llm', e: carryError(tripped) });
-              throw tripped;
-            }
-            continuation.record(step, { k: 'llm', resumed: true });
-            continue;
-          }
-          inFlight--;
-          const { breaker: seen, ...response } = result;
-          continuation.record(step, { k: 'llm', v: response });
-          steps.push(summarizeLlm(step, response));
-          if (guard && seen)
-            try {
-              await guard.observeStep(
-                track,
-                {
-                  startMs,
-                  endMs: Date.now(),
-                  outputTokens: response.usage.outputTokens,
-                  usd: seen.usd,
-                },
-                seen.features,
-                { step, text: response.text, ...(seen.embedded ? { embedded: seen.embedded } : {}) },
-              );
-            } catch (err) {
-              // Nobody resumed the trip this answer caused: its record step is where the agent got the error.
-              if (started > step + 1) continuation.record(started - 1, { k: 'trip', e: carryError(err) });
-              throw err;
-            }
-          return response;
+      llm(request) {
+        try {
+          barrier();
+        } catch (err) {
+          return Promise.reject(err);
         }
+        return modelStep(request);
       },
-      async tool<T>(name: string, args: Record<string, unknown>, callOptions?: ToolCallOptions) {
+      tool<T>(name: string, args: Record<string, unknown>, callOptions?: ToolCallOptions): Promise<T> {
         if (atBoundary()) return suspended;
         const local = callOptions?.local ?? localTools.has(name);
         const step = started++;
         const carried = continuation.answer(step, 'tool');
-        const runStep = async (sent: Record<string, unknown>, approvals: ToolStepApprovals) =>
-          lineage.answer(step, toolCallForm(name, sent)) ??
-          (await tools.run(
+        const runStep = (sent: Record<string, unknown>, approvals: ToolStepApprovals): Promise<unknown> => {
+          const inherited = lineage.answer(step, toolCallForm(name, sent));
+          if (inherited !== undefined && inherited !== null) return Promise.resolve(inherited);
+          return tools.run(
             {
               step,
               name,
@@ -377,34 +414,42 @@ export function agentWorkflow<I, O>(agent: AgentDefinition<I, O>) {
             },
             callOptions,
             local,
-          ));
+          );
+        };
         if (!carried) {
           if (local) localSinceBarrier = true;
           else barrier();
         }
-        const answer = carried
-          ? answered(carried)
-          : await live(step, 'tool', () =>
-              approvedToolCall(
-                {
-                  desk,
-                  barrier,
-                  rollback: (at, reason) => {
-                    unsettled = false;
-                    return booth.rollback(at, reason, takeObservations());
-                  },
-                },
-                step,
-                name,
-                args,
-                callOptions?.approval,
-                runStep,
-              ),
-            );
-        const { output: result, booth: staged } = readToolStepResult(answer);
-        if (staged) unsettled = true;
-        steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
-        return result as T;
+        const settle = (answer: unknown): T => {
+          const { output: result, booth: staged } = readToolStepResult(answer);
+          if (staged) unsettled = true;
+          steps.push({ index: step, kind: 'tool', name, detail: JSON.stringify(result).slice(0, 120) });
+          return result as T;
+        };
+        if (carried) {
+          try {
+            return Promise.resolve(settle(answered(carried)));
+          } catch (err) {
+            return Promise.reject(err);
+          }
+        }
+        return live(step, 'tool', () =>
+          approvedToolCall(
+            {
+              desk,
+              barrier,
+              rollback: (at, reason) => {
+                unsettled = false;
+                return booth.rollback(at, reason, takeObservations());
+              },
+            },
+            step,
+            name,
+            args,
+            callOptions?.approval,
+            runStep,
+          ),
+        ).then(settle);
       },
       random: () => read('r', () => lineage.observe('random', started) ?? Math.random()),
       now: () => read('c', () => lineage.observe('clock', started) ?? Date.now()),

@@ -13,19 +13,28 @@ export function checkedActivities<T extends object>(activities: T, runKey?: stri
     get(target, name, receiver) {
       const fn = Reflect.get(target, name, receiver) as unknown;
       if (typeof fn !== 'function') return fn;
-      return async (...args: unknown[]) => {
+      // Not async: Temporal's workflow sandbox captures a stack trace for every promise it sees created (its
+      // stack-trace query), so each async layer and each await costs one; this wrapper adds a single `then`.
+      return (...args: unknown[]): Promise<unknown> => {
         const first = args[0];
         const step = (first as { step?: unknown } | undefined)?.step;
         const sent =
           runKey !== undefined && typeof first === 'object' && first !== null && !Array.isArray(first)
             ? [{ ...first, runKey }, ...args.slice(1)]
             : args;
-        const value = await (fn as (...a: unknown[]) => Promise<unknown>)(...sent);
-        return resolvedOrThrow(
-          value,
-          typeof step === 'number'
-            ? { step, what: `the result of step ${step} (${String(name)})` }
-            : { what: `the result of ${String(name)}` },
+        let scheduled: Promise<unknown>;
+        try {
+          scheduled = (fn as (...a: unknown[]) => Promise<unknown>)(...sent);
+        } catch (err) {
+          return Promise.reject(err);
+        }
+        return scheduled.then((value) =>
+          resolvedOrThrow(
+            value,
+            typeof step === 'number'
+              ? { step, what: `the result of step ${step} (${String(name)})` }
+              : { what: `the result of ${String(name)}` },
+          ),
         );
       };
     },

@@ -66,7 +66,7 @@ async function decide(
  * Runs the tool step `run` once a person let it: `ask` is ctx.tool's approval option. Returns the step's
  * answer; the arguments it ran with are the person's edit when they made one.
  */
-export async function approvedToolCall(
+export function approvedToolCall(
   deps: ToolApprovalDeps,
   step: number,
   name: string,
@@ -74,12 +74,39 @@ export async function approvedToolCall(
   ask: true | ToolApproval | undefined,
   run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>,
 ): Promise<unknown> {
-  let runArgs = args;
-  const approvals: ToolStepApprovals = {};
-  const options = ask === true ? undefined : ask;
   // A fork re-running a step its parent asked about before the fork step takes the parent's decision over, edited
   // arguments included, even when the asking came from the tool's definition (the step would otherwise ask).
-  if (ask || deps.desk.inheritedKind(step) === 'tool') {
+  if (ask || deps.desk.inheritedKind(step) === 'tool') return askedToolCall(deps, step, name, args, ask, run);
+  // Most steps: nobody is asked before the tool runs, and its answer needs nobody. One `then` and no async layer:
+  // the workflow sandbox captures a stack trace for every promise created in it, an await included.
+  const approvals: ToolStepApprovals = {};
+  let first: Promise<unknown>;
+  try {
+    first = run(args, approvals);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return first.then((answered) =>
+    readNeedsApproval(answered)
+      ? askedToolCall(deps, step, name, args, ask, run, { approvals, answered })
+      : answered,
+  );
+}
+
+/** approvedToolCall where a person is asked: before the tool runs, or after its `first` answer said so. */
+async function askedToolCall(
+  deps: ToolApprovalDeps,
+  step: number,
+  name: string,
+  args: Record<string, unknown>,
+  ask: true | ToolApproval | undefined,
+  run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>,
+  first?: { approvals: ToolStepApprovals; answered: unknown },
+): Promise<unknown> {
+  let runArgs = args;
+  const approvals: ToolStepApprovals = first?.approvals ?? {};
+  const options = ask === true ? undefined : ask;
+  if (!first) {
     const o = await decide(
       deps,
       step,
@@ -92,7 +119,7 @@ export async function approvedToolCall(
     approvals.tool = o.approvalId;
   }
   for (let asks = 0; ; asks++) {
-    const answered = await run(runArgs, approvals);
+    const answered = asks === 0 && first ? first.answered : await run(runArgs, approvals);
     const needs = readNeedsApproval(answered);
     if (!needs) return answered;
     if (asks >= MAX_ASKS) throw new ToolApprovalLoopError(name, asks);

@@ -97,20 +97,34 @@ export function toolSteps(o: RunDefaults) {
     }
   };
 
+  const schedule = (
+    found: Record<string, ToolPolicy>,
+    input: ToolStepInput,
+    callPolicy: ReturnType<typeof toolPolicyOf>,
+    local: boolean,
+  ): Promise<unknown> => {
+    const options = toolActivityOptions(o, mergeToolPolicies(found[input.name], callPolicy));
+    return checkedActivities(
+      local
+        ? proxyLocalActivities<StepActivities>(localOptions(options))
+        : proxyActivities<StepActivities>(options),
+      runKeyOf(o),
+    ).toolStep(input);
+  };
+
   return {
-    async run(input: ToolStepInput, call: ToolCallOptions | undefined, local: boolean): Promise<unknown> {
-      const callPolicy = toolPolicyOf(call ?? {}, `ctx.tool(${JSON.stringify(input.name)})`);
-      if (!patched('jukebox.tool-policies'))
-        return checkedActivities(local ? legacyLocal : legacy, runKeyOf(o)).toolStep(input);
-      definitions ??= loadDefinitions();
-      const policy = mergeToolPolicies((await definitions)[input.name], callPolicy);
-      const options = toolActivityOptions(o, policy);
-      return checkedActivities(
-        local
-          ? proxyLocalActivities<StepActivities>(localOptions(options))
-          : proxyActivities<StepActivities>(options),
-        runKeyOf(o),
-      ).toolStep(input);
+    run(input: ToolStepInput, call: ToolCallOptions | undefined, local: boolean): Promise<unknown> {
+      try {
+        const callPolicy = toolPolicyOf(call ?? {}, `ctx.tool(${JSON.stringify(input.name)})`);
+        if (!patched('jukebox.tool-policies'))
+          return checkedActivities(local ? legacyLocal : legacy, runKeyOf(o)).toolStep(input);
+        definitions ??= loadDefinitions();
+        // One `then`, not an async function and an await (a stack capture each in the sandbox), and the step is
+        // scheduled in the same microtask as before: after the definitions' promise, even once it has resolved.
+        return definitions.then((found) => schedule(found, input, callPolicy, local));
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
   };
 }
