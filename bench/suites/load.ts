@@ -570,7 +570,7 @@ export const loadSuite: BenchSuite = {
     };
     for (const side of SIDES) writeFileSync(b.bundles[side], bundles[side]);
     process.stderr.write(
-      `load: worker options on both sides ${JSON.stringify(LOAD_WORKER_OPTIONS)}; Jukebox: maxOpenTapes ` +
+      `load: worker options on every side ${JSON.stringify(LOAD_WORKER_OPTIONS)}; Jukebox: maxOpenTapes ` +
         `${MAX_OPEN_TAPES}, fsync 'step', breaker off; ${os.cpus().length} cores, load average ` +
         `${os.loadavg()[0]!.toFixed(1)}; dev server ${b.serverPid ? `pid ${b.serverPid}` : 'not found (its CPU unread)'}\n`,
     );
