@@ -74,9 +74,10 @@ export function approvedToolCall(
   ask: true | ToolApproval | undefined,
   run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>,
 ): Promise<unknown> {
+  const call: ToolCall = { deps, step, name, args, ask, run };
   // A fork re-running a step its parent asked about before the fork step takes the parent's decision over, edited
   // arguments included, even when the asking came from the tool's definition (the step would otherwise ask).
-  if (ask || deps.desk.inheritedKind(step) === 'tool') return askedToolCall(deps, step, name, args, ask, run);
+  if (ask || deps.desk.inheritedKind(step) === 'tool') return askedToolCall(call);
   // Most steps: nobody is asked before the tool runs, and its answer needs nobody. One `then` and no async layer:
   // the workflow sandbox captures a stack trace for every promise created in it, an await included.
   const approvals: ToolStepApprovals = {};
@@ -87,20 +88,23 @@ export function approvedToolCall(
     return Promise.reject(err);
   }
   return first.then((answered) =>
-    readNeedsApproval(answered)
-      ? askedToolCall(deps, step, name, args, ask, run, { approvals, answered })
-      : answered,
+    readNeedsApproval(answered) ? askedToolCall(call, { approvals, answered }) : answered,
   );
+}
+
+/** One tool step's call, as approvedToolCall got it. */
+interface ToolCall {
+  deps: ToolApprovalDeps;
+  step: number;
+  name: string;
+  args: Record<string, unknown>;
+  ask: true | ToolApproval | undefined;
+  run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>;
 }
 
 /** approvedToolCall where a person is asked: before the tool runs, or after its `first` answer said so. */
 async function askedToolCall(
-  deps: ToolApprovalDeps,
-  step: number,
-  name: string,
-  args: Record<string, unknown>,
-  ask: true | ToolApproval | undefined,
-  run: (args: Record<string, unknown>, approvals: ToolStepApprovals) => Promise<unknown>,
+  { deps, step, name, args, ask, run }: ToolCall,
   first?: { approvals: ToolStepApprovals; answered: unknown },
 ): Promise<unknown> {
   let runArgs = args;
