@@ -174,7 +174,14 @@ export const e2eRunSuite: BenchSuite = {
           note,
         ),
         result('floor per activity', f / ACTIVITIES, 'ms', 'target', 15, note),
-        result(`${STEPS}-step sample run on Temporal`, a, 'ms', 'the floor (target ratio <= 1.25, #34)', f, note),
+        result(
+          `${STEPS}-step sample run on Temporal`,
+          a,
+          'ms',
+          'the floor (target ratio <= 1.25, #34)',
+          f,
+          note,
+        ),
         result(`${STEPS}-step sample run, tools as local activities`, l, 'ms', 'the floor', f, note),
         result(`${STEPS}-step sample run, breaker off`, nb, 'ms', 'the floor', f, note),
         result(
