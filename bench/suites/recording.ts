@@ -9,6 +9,7 @@ import { stepScript } from '../../examples/sample/stepScript';
 import { researchTools } from '../../examples/sample/tools';
 import { startDevServer, temporalConfigFromEnv } from '../../servers/devserver';
 import { localEndpoints } from '../../src/llm';
+import { readTape } from '../../src/recorder/tape';
 import { bundleAgentWorkflows, createJukeboxWorker, startAgent } from '../../src/temporal';
 import { type ScriptTurn, startModelServer } from '../../src/testing/modelserver';
 import { SCRIPTED_MODEL_BREAKER, SCRIPTED_MODEL_BREAKER_NOTE } from '../breakers';
@@ -20,6 +21,18 @@ const ROUNDS = Number(process.env.JBX_BENCH_RECORDING_ROUNDS ?? 7);
 // About 1 KB of new assistant text a step, resent with the whole conversation on every later request.
 const FILLER = 'reviewing the notes gathered so far and deciding what to look up next. '.repeat(14);
 const WORKFLOWS = path.join(__dirname, '../flat/workflows.ts');
+
+/** The bound a tape's layout sets: its frame heads alone, against the peer. */
+function layoutNote(
+  l: { version: number; frames: number; heads: number; blobs: number; compressed: number },
+  peer: number,
+): string {
+  return (
+    `format v${l.version}: ${l.frames} frames, ${l.blobs} blobs (${l.compressed} stored compressed); ` +
+    `their 84-byte heads alone are ${l.heads} bytes, ratio ${(l.heads / peer).toFixed(2)} (the bound without a smaller head); ` +
+    'the replies repeat one sentence, which compresses further than prose'
+  );
+}
 
 /** The flat run's model script: a reply of the same size to each step's question, each its own (no loop). */
 function flatScript(steps: number): { name: string; turns: ScriptTurn[] } {
@@ -79,10 +92,22 @@ export const recordingSuite: BenchSuite = {
       const bytes = temporal.api.history.v1.History.encode(await h.fetchHistory()).finish();
       return { protobuf: bytes.byteLength, gzip: gzipSync(bytes).byteLength };
     };
+    // Where a tape's bytes go: frame heads are a fixed 84 bytes each, so with the payloads compressed they bound
+    // how small this format can make the tape (FORMAT.md); printed beside the ratio.
     const tapeOf = (dir: string, workflowId: string) => {
       const f = readdirSync(dir).find((n) => n.startsWith(`${workflowId}--`) && n.endsWith('.jbx'));
       if (!f) throw new Error(`no tape of ${workflowId} in ${dir}`);
-      return statSync(path.join(dir, f)).size;
+      const file = path.join(dir, f);
+      const tape = readTape(file);
+      const blobs = tape.frames.filter((x) => x.kind === 'blob');
+      return {
+        bytes: statSync(file).size,
+        version: tape.version,
+        frames: tape.frames.length,
+        heads: tape.frames.length * 84,
+        blobs: blobs.length,
+        compressed: blobs.filter((x) => x.compressed).length,
+      };
     };
     // Payloads past the content threshold leave the history as claims and go to the content store: the
     // Temporal side of a run is its history plus the content it added there (files new since `before`).
@@ -101,8 +126,10 @@ export const recordingSuite: BenchSuite = {
       const added = [...contentFiles()].filter((f) => !before.has(f)).map((f) => readFileSync(f));
       const content = Buffer.concat(added);
       const history = await historyBytes(h);
+      const tape = tapeOf(dir, h.workflowId);
       return {
-        tape: tapeOf(dir, h.workflowId),
+        tape: tape.bytes,
+        layout: tape,
         protobuf: history.protobuf + content.byteLength,
         gzip: history.gzip + (content.byteLength ? gzipSync(content).byteLength : 0),
         contentBytes: content.byteLength,
@@ -159,7 +186,7 @@ export const recordingSuite: BenchSuite = {
           'bytes',
           'Temporal history (protobuf) + the payloads it keeps in the content store',
           growing.protobuf,
-          `of which content store ${growing.contentBytes} bytes; target ratio <= 0.2`,
+          `of which content store ${growing.contentBytes} bytes; target ratio <= 0.2; ${layoutNote(growing.layout, growing.protobuf)}`,
         ),
         result(
           `${STEPS}-step growing chat: tape bytes`,
@@ -174,7 +201,7 @@ export const recordingSuite: BenchSuite = {
           'bytes',
           'Temporal history (protobuf) + the payloads it keeps in the content store',
           flatSizes.protobuf,
-          `bench/flat/agent.ts: one question a step, no history resent; of which content store ${flatSizes.contentBytes} bytes`,
+          `bench/flat/agent.ts: one question a step, no history resent; of which content store ${flatSizes.contentBytes} bytes; target ratio <= 0.5; ${layoutNote(flatSizes.layout, flatSizes.protobuf)}`,
         ),
         result(
           `${STEPS}-step flat run (same-sized requests): tape bytes`,

@@ -9,7 +9,14 @@
  */
 import path from 'node:path';
 import type { Provider } from '../llm/types';
-import { derefValue, readTape, resolveMessages, type Tape, type TapeFrame } from '../recorder/tape';
+import {
+  chunkEntries,
+  derefValue,
+  readTape,
+  resolveMessages,
+  type Tape,
+  type TapeFrame,
+} from '../recorder/tape';
 import { ReplayTapeError, ReplayUnmatchedError } from './errors';
 import { describeRequest, requestKey, type WireRequestFields, type WireResponse } from './wire';
 
@@ -77,7 +84,7 @@ export function recordedCalls(tape: Tape): RecordedCall[] {
     const pending = open.get(group);
     if (!pending) continue;
     if (f.kind === 'llm.chunk') {
-      pending.chunks.push(...((p.chunks as unknown[][]) ?? []));
+      pending.chunks.push(...chunkEntries(p, tape.blobs));
       continue;
     }
     open.delete(group);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { BreakerTrip } from '../breaker/trip';
 import type { LlmResponse } from '../llm/types';
 import { Redactor, type RunIdentity, type StoreFsyncPolicy, TapeStore, toTapeValue } from '../recorder';
+import { packChunks } from '../recorder/tape';
 import type { ChunkRaw, ExchangeSink } from './exchangeSink';
 import type { WireRequestFields } from './wire';
 
@@ -58,7 +59,12 @@ export class SessionTape {
       // Taken out as written, so a call that ends twice (answered, then cancelled) cannot record them twice.
       const batch = chunks.splice(0);
       if (batch.length)
-        await s.append({ kind: 'llm.chunk', step, recordedAtUs: startUs, payload: { chunks: batch } });
+        await s.append({
+          kind: 'llm.chunk',
+          step,
+          recordedAtUs: startUs,
+          payload: await packChunks(batch, (b) => s.putBlob(b, step)),
+        });
     };
     return {
       request: (fields: WireRequestFields, route: string) =>

@@ -13,7 +13,7 @@ import { TapeRecordError } from './errors';
 import type { Observation } from './observations';
 import type { Redactor } from './redact';
 import type { RunIdentity, TapeSession, TapeStore } from './store';
-import type { BlobRef, FrameKind } from './tape';
+import { type BlobRef, type FrameKind, packChunks } from './tape';
 import { errorValue, toTapeValue } from './tapeValue';
 import type { RecorderTimings } from './timings';
 
@@ -178,6 +178,9 @@ export class ActivityTape {
    */
   private get ids() {
     return {
+      // Identity fields equal to the tape header's are left out (FORMAT.md "Payload schemas"): a reader takes
+      // the header's, and two ids on every activity frame were a twentieth of a tape.
+      ...(this.identity.workflowId !== this.run.workflowId ? { workflowId: this.identity.workflowId } : {}),
       activityId: this.identity.activityId,
       attempt: this.identity.attempt,
       ...(this.identity.runId !== this.run.runId ? { runId: this.identity.runId } : {}),
@@ -211,7 +214,11 @@ export class ActivityTape {
     if (this.chunks.length === 0) return;
     const chunks = this.chunks;
     this.chunks = [];
-    this.frame('llm.chunk', () => ({ ...this.ids, chunks }), this.chunksStartUs);
+    this.frame(
+      'llm.chunk',
+      async (s) => ({ ...this.ids, ...(await packChunks(chunks, (b) => s.putBlob(b, this.step))) }),
+      this.chunksStartUs,
+    );
   }
 
   /**
@@ -280,8 +287,6 @@ export class ActivityTape {
       this.startedRequest = { raw, clean: (cleanInput as { request?: unknown }).request };
     this.ops.push((s) => writeObservations(s, observations, at));
     this.frame('activity.start', async (s) => ({
-      workflowId: this.identity.workflowId,
-      runId: this.identity.runId,
       ...this.ids,
       activityType: this.activityType,
       pid: process.pid,
@@ -420,8 +425,6 @@ export class ActivityTape {
   async complete(result: unknown): Promise<void> {
     const clean = this.clean(result) ?? null;
     this.frame('activity.complete', async (s) => ({
-      workflowId: this.identity.workflowId,
-      runId: this.identity.runId,
       ...this.ids,
       result: (await s.putValue(await compactResult(s, clean, this.step), this.step)) as BlobRef,
     }));
@@ -432,8 +435,6 @@ export class ActivityTape {
     const error = { ...errorValue(err, this.deps.redactor), nonRetryable: outcome.nonRetryable };
     const { willRetry } = outcome;
     this.frame('activity.error', () => ({
-      workflowId: this.identity.workflowId,
-      runId: this.identity.runId,
       ...this.ids,
       error,
       willRetry,

@@ -121,6 +121,9 @@ export class TapeSession {
   putValue(value: unknown, step: number): Promise<BlobRef> {
     return this.writer.putValue(value, { step });
   }
+  putBlob(bytes: Uint8Array, step: number): Promise<BlobRef> {
+    return this.writer.putBlob(bytes, { step });
+  }
   intern(messages: readonly unknown[], step: number): Promise<BlobRef | null> {
     return internRemembered(this.writer, messages, { step });
   }

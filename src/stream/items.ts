@@ -6,7 +6,7 @@
  */
 
 import type { TapeBlob, TapeFrame } from '../recorder/tape';
-import { BlobRef, derefValue } from '../recorder/tape';
+import { BlobRef, chunkEntries, derefValue } from '../recorder/tape';
 import { plainValue } from './plainValue';
 
 interface ItemBase {
@@ -202,7 +202,7 @@ export function itemOf(
     case 'llm.chunk': {
       const chunks: TokenChunk[] = [];
       let text = '';
-      for (const c of Array.isArray(p.chunks) ? (p.chunks as unknown[][]) : []) {
+      for (const c of chunkEntries(p, blobs)) {
         const delta = typeof c[2] === 'string' ? c[2] : null;
         if (delta !== null) text += delta;
         chunks.push({

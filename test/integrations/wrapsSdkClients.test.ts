@@ -5,7 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionTape, wrapAnthropic, wrapOpenAI } from '../../src/integrations';
-import { readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
+import { chunkEntries, readTape, resolveMessages, verifyTape } from '../../src/recorder/tape';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 
 const SCRIPT = {
@@ -146,8 +146,10 @@ describe('wrapped openai and anthropic clients record onto a tape and replay fro
     expect(kinds).toEqual(['llm.request', 'llm.chunk', 'llm.response', 'outcome', 'seal']);
     const request = read.frames.find((f) => f.kind === 'llm.request')?.payload as { messages: never };
     expect(resolveMessages(read, request.messages)).toEqual([{ role: 'user', content: 'please stream' }]);
-    const chunk = read.frames.find((f) => f.kind === 'llm.chunk')?.payload as { chunks: unknown[][] };
-    const text = chunk.chunks.map((c) => c[2] ?? '').join('');
+    const chunk = read.frames.find((f) => f.kind === 'llm.chunk')?.payload;
+    const text = chunkEntries(chunk, read.blobs)
+      .map((c) => c[2] ?? '')
+      .join('');
     expect(text).toBe('Streamed in many small pieces of text.');
   });
 

@@ -42,7 +42,9 @@ describe('a growing conversation is stored once', () => {
     // Every distinct message, and the tool list, is one blob; a resend costs a 35-byte reference.
     const distinctLong = 1 + turns; // the question plus each long answer
     const longBlobs = [...tape.blobs.values()].filter((b) => b.bytes.byteLength > 2_000);
-    expect(longBlobs).toHaveLength(distinctLong);
+    expect(longBlobs.filter((b) => b.encoding === 'msgpack')).toHaveLength(distinctLong);
+    // And each streamed answer's text once more, as its chunk batch's raw text blob (FORMAT.md note 2).
+    expect(longBlobs.filter((b) => b.encoding === 'raw')).toHaveLength(turns);
     const toolBlobs = tape.frames
       .filter((f) => f.kind === 'llm.request')
       .map((f) => (f.payload as { tools: { hash: string } }).tools.hash);

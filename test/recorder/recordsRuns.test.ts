@@ -5,7 +5,7 @@ import type { ResearchOutput } from '../../examples/sample/agent';
 import { researchTools } from '../../examples/sample/tools';
 import { localEndpoints } from '../../src/llm';
 import { TapeStore } from '../../src/recorder';
-import { readTape, type Tape, verifyTape } from '../../src/recorder/tape';
+import { BlobRef, chunkEntries, readTape, type Tape, verifyTape } from '../../src/recorder/tape';
 import { startAgent } from '../../src/temporal';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
@@ -78,7 +78,9 @@ describe('a recorded run', () => {
     expect(kinds.filter((k) => k === 'tool.result')).toHaveLength(3);
     expect(kinds.slice(-2)).toEqual(['outcome', 'seal']);
 
-    // Seven steps, each bracketed by activity frames carrying its Temporal identity, in step order.
+    // Seven steps, each bracketed by activity frames carrying its Temporal identity, in step order. The workflow
+    // and run ids are the header's, so the frames leave them out (FORMAT.md "Payload schemas").
+    expect(tape.header).toMatchObject({ workflowId: handle.workflowId, runId });
     const starts = payloads(tape, 'activity.start');
     expect(starts.map((s) => s.activityType)).toEqual([
       'llmStep',
@@ -90,12 +92,11 @@ describe('a recorded run', () => {
       'llmStep',
     ]);
     for (const s of [...starts, ...payloads(tape, 'activity.complete')])
-      expect(s).toMatchObject({
-        workflowId: handle.workflowId,
-        runId,
-        attempt: 1,
-        activityId: expect.any(String),
-      });
+      expect(s).toMatchObject({ attempt: 1, activityId: expect.any(String) });
+    for (const s of [...starts, ...payloads(tape, 'activity.complete')]) {
+      expect(s).not.toHaveProperty('workflowId');
+      expect(s).not.toHaveProperty('runId');
+    }
     const steps = tape.frames.filter((f) => f.kind === 'activity.start').map((f) => f.step);
     expect(steps).toEqual([0, 1, 2, 3, 4, 5, 6]);
     // Within a step: start, request, chunks, response, complete.
@@ -105,7 +106,11 @@ describe('a recorded run', () => {
     expect(step0.at(-2)).toBe('llm.response');
     expect(step0.at(-1)).toBe('activity.complete');
 
-    const chunkFrame = payloads(tape, 'llm.chunk')[0]! as { chunks: Array<[number, number, string | null]> };
+    const stored = payloads(tape, 'llm.chunk')[0]! as { chunks: unknown[][]; text: unknown };
+    // The batch's text is stored once, as a blob; each entry keeps its delta's length.
+    expect(stored.text).toBeInstanceOf(BlobRef);
+    expect(stored.chunks.every((c) => c[2] === null || typeof c[2] === 'number')).toBe(true);
+    const chunkFrame = { chunks: chunkEntries(stored, tape.blobs) as Array<[number, number, string | null]> };
     expect(chunkFrame.chunks.length).toBeGreaterThan(4);
     expect(chunkFrame.chunks.map((c) => c[0])).toEqual(chunkFrame.chunks.map((_, i) => i));
     const offsets = chunkFrame.chunks.map((c) => c[1]);

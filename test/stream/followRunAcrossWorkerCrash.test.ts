@@ -8,7 +8,7 @@ import { stepScript } from '../../examples/sample/stepScript';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { startViewer, type Viewer } from '../../src/cli/viewer';
 import { tapeFileName } from '../../src/recorder/naming';
-import { readTape } from '../../src/recorder/tape';
+import { BlobRef, chunkEntries, readTape } from '../../src/recorder/tape';
 import {
   followRun,
   followRunAsUIMessageStream,
@@ -204,11 +204,19 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
       .filter((f) => f.kind !== undefined && ITEM_KIND[f.kind] !== undefined)
       .map((f) => ({ position: f.index, kind: ITEM_KIND[f.kind!] }));
     expect(first.map((i) => ({ position: i.position, kind: i.kind }))).toEqual(expected);
-    // The tokens are the chunks' own text, batch by batch.
+    // The tokens are the chunks' own text, batch by batch (each batch's text stored once, as a blob).
     const chunkFrames = tape.frames.filter((f) => f.kind === 'llm.chunk');
+    // (a batch of only tool-call pieces has no text, and no text blob).
+    expect(chunkFrames.some((f) => (f.payload as { text?: unknown }).text instanceof BlobRef)).toBe(true);
+    for (const f of chunkFrames)
+      expect((f.payload as { chunks: unknown[][] }).chunks.some((c) => typeof c[2] === 'string')).toBe(false);
     const tokens = first.filter((i) => i.kind === 'token');
     expect(tokens.map((t) => t.text)).toEqual(
-      chunkFrames.map((f) => (f.payload as { chunks: unknown[][] }).chunks.map((c) => c[2] ?? '').join('')),
+      chunkFrames.map((f) =>
+        chunkEntries(f.payload, tape.blobs)
+          .map((c) => c[2] ?? '')
+          .join(''),
+      ),
     );
     expect(first.at(-1)).toMatchObject({ kind: 'outcome', status: 'completed' });
   });

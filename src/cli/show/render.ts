@@ -1,7 +1,14 @@
 /** How `jbx show` turns frames into text and JSON: blob references resolved, bytes summarised. */
 import { oneLine, printableJson } from '../../errors';
 import { formatUsd } from '../../llm/pricing/formatUsd';
-import { BlobRef, decodeBlob, resolveMessages, type TapeBlob, type TapeFrame } from '../../recorder/tape';
+import {
+  BlobRef,
+  chunkEntries,
+  decodeBlob,
+  resolveMessages,
+  type TapeBlob,
+  type TapeFrame,
+} from '../../recorder/tape';
 
 const MAX_RESOLVE_DEPTH = 8;
 
@@ -42,8 +49,8 @@ function resolveField(key: string, value: unknown, blobs: Blobs, depth: number):
 export function frameJson(f: TapeFrame, blobs: Blobs) {
   const payload =
     f.kind === 'blob'
-      ? blobs.get(f.payloadHash)
-        ? resolveValue(decodeBlob(blobs.get(f.payloadHash)!), blobs)
+      ? blobs.get(f.blobKey!)
+        ? resolveValue(decodeBlob(blobs.get(f.blobKey!)!), blobs)
         : null
       : resolveValue(f.payload, blobs);
   return {
@@ -54,7 +61,9 @@ export function frameJson(f: TapeFrame, blobs: Blobs) {
     offset: f.offset,
     length: f.length,
     encoding: f.encoding,
+    ...(f.compressed ? { compressed: true } : {}),
     payloadHash: f.payloadHash,
+    ...(f.kind === 'blob' ? { blobKey: f.blobKey } : {}),
     chain: f.chain,
     payload,
   };
@@ -121,7 +130,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       break;
     }
     case 'llm.chunk': {
-      const chunks = (p.chunks ?? []) as Array<[number, number, string | null, unknown?]>;
+      const chunks = chunkEntries(f.payload, blobs) as Array<[number, number, string | null, unknown?]>;
       const text = chunks.map((c) => c[2] ?? '').join('');
       const first = chunks[0];
       const last = chunks[chunks.length - 1];
@@ -156,8 +165,11 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       what = `activity ${p.activityId} attempt ${p.attempt} failed (${p.willRetry ? 'will retry' : 'final'}): ${p.error?.name}: ${clip(oneLine(String(p.error?.message)))}`;
       break;
     case 'blob': {
-      const b = blobs.get(f.payloadHash);
-      what = `${f.payloadHash.slice(0, 16)} ${f.length - 84} bytes ${b?.encoding ?? f.encoding}`;
+      const b = blobs.get(f.blobKey!);
+      const stored = f.length - 84;
+      what = f.compressed
+        ? `${f.blobKey!.slice(0, 16)} ${b?.bytes.byteLength ?? '?'} bytes ${f.encoding}, stored deflated in ${stored}`
+        : `${f.blobKey!.slice(0, 16)} ${stored} bytes ${b?.encoding ?? f.encoding}`;
       break;
     }
     case 'outcome':

@@ -3,15 +3,17 @@
  * limits) before returning it, so a consumer can stream a tape of any length in bounded memory, and so the
  * writer can reuse it to verify a tape before appending.
  */
+import { inflateBlob } from './compressedBlob';
 import { TapeCorruptError, TapeLimitError, type TapeLocation } from './errors';
 import { CHAINED_BYTES, FRAME_HEAD_BYTES, PAYLOAD_HASH_AT, readHeadFields } from './frame';
 import { blake3, bytesEqual, bytesEqualAt, chainNext, HASH_BYTES, toHex, toHexAt } from './hash';
-import { parseHeader, type TapeHeader } from './header';
+import { type FormatVersion, parseHeader, type TapeHeader } from './header';
 import {
   ENCODING_MSGPACK,
   ENCODING_RAW,
   encodingName,
   type FrameKind,
+  isCompressedEncoding,
   kindName,
   type PayloadEncoding,
 } from './kinds';
@@ -34,14 +36,19 @@ export interface TapeFrame {
   step: number;
   /** Microseconds since the Unix epoch. */
   recordedAtUs: number;
+  /** What the payload is; for a compressed blob frame, what it is once inflated. */
   encoding: PayloadEncoding;
-  /** BLAKE3-256 of the payload bytes, hex. For a blob frame this is the blob's key. */
+  /** A compressed blob frame (version 2): its stored payload is the key and a DEFLATE stream. */
+  compressed: boolean;
+  /** BLAKE3-256 of the stored payload bytes, hex. */
   payloadHash: string;
+  /** For a blob frame, the blob's key (its bytes' BLAKE3, hex: the payload hash unless compressed). */
+  blobKey: string | undefined;
   /** Chain value after this frame, hex. */
   chain: string;
   /**
-   * Decoded MessagePack value, or the raw bytes. Blob frames always give bytes (decode them with
-   * `decodeBlob`); a seal frame gives its SealInfo.
+   * Decoded MessagePack value, or the raw bytes. Blob frames always give the blob's bytes, inflated if they
+   * were stored compressed (decode them with `decodeBlob`); a seal frame gives its SealInfo.
    */
   payload: unknown;
   /** Blob hashes referenced by the payload, in order. */
@@ -86,6 +93,7 @@ class VerifiedFrame implements TapeFrame {
   #head: Uint8Array;
   #payloadHash: string | undefined;
   #chain: string | undefined;
+  #blobKey: string | undefined;
 
   constructor(
     readonly index: number,
@@ -99,8 +107,17 @@ class VerifiedFrame implements TapeFrame {
     readonly payload: unknown,
     readonly refs: string[],
     head: Uint8Array,
+    readonly compressed: boolean,
+    key: string | undefined,
   ) {
     this.#head = head;
+    this.#blobKey = key;
+  }
+
+  get blobKey(): string | undefined {
+    if (this.kind !== 'blob') return undefined;
+    this.#blobKey ??= this.payloadHash;
+    return this.#blobKey;
   }
 
   get payloadHash(): string {
@@ -124,7 +141,9 @@ class VerifiedFrame implements TapeFrame {
       step: this.step,
       recordedAtUs: this.recordedAtUs,
       encoding: this.encoding,
+      compressed: this.compressed,
       payloadHash: this.payloadHash,
+      blobKey: this.blobKey,
       chain: this.chain,
       payload: this.payload,
       refs: this.refs,
@@ -134,6 +153,8 @@ class VerifiedFrame implements TapeFrame {
 
 export class TapeCursor {
   readonly header: TapeHeader;
+  /** The tape's format version (FORMAT.md): 1, or 2 where blobs may be stored compressed. */
+  readonly version: FormatVersion;
   /** BLAKE3 of the header; the chain's seed, hex. */
   readonly headerChecksum: string;
   readonly file: string;
@@ -163,6 +184,7 @@ export class TapeCursor {
     this.keepBlobs = options.keepBlobs ?? true;
     const parsed = parseHeader((o, l) => source.read(o, l), source.name, this.limits);
     this.header = parsed.header;
+    this.version = parsed.version;
     this.headerChecksum = toHex(parsed.checksum);
     this.chainBytes = parsed.checksum;
     this.offset = parsed.end;
@@ -256,12 +278,33 @@ export class TapeCursor {
     const kind = kindName(head.kind);
     const refs: string[] = [];
     let value: unknown = payload;
-    if (head.encoding === ENCODING_MSGPACK) {
+    let blob = payload;
+    let key: string | undefined;
+    const compressed = isCompressedEncoding(head.encoding);
+    if (compressed) {
+      if (this.version < 2 || kind !== 'blob') {
+        throw this.corrupt(
+          'encoding',
+          `payload encoding ${head.encoding} (a compressed blob) is only valid for blob frames of a version-2 tape`,
+          start + 5,
+        );
+      }
+      const inflated = inflateBlob(payload, this.limits.maxFrameBytes - FRAME_HEAD_BYTES);
+      if (!inflated.ok) {
+        if (inflated.reason === 'limit')
+          throw new TapeLimitError('maxFrameBytes', inflated.detail, this.loc());
+        throw this.corrupt(inflated.reason, inflated.detail);
+      }
+      blob = inflated.bytes;
+      value = blob;
+      key = inflated.key;
+    }
+    if (encoding === 'msgpack') {
       // A blob is only checked here (its consumer decodes it when it needs it); any other payload is checked
       // and decoded in one pass.
       const decoded =
         kind === 'blob'
-          ? scanPayload(payload, this.limits, refs)
+          ? scanPayload(blob, this.limits, refs)
           : decodeCheckedPayload(payload, this.limits, refs);
       if (decoded instanceof PayloadProblem) {
         if (decoded.limit) throw new TapeLimitError(decoded.limit, decoded.detail, this.loc());
@@ -295,13 +338,13 @@ export class TapeCursor {
       this.seal = value as SealInfo;
       this.sealed = true;
     } else if (kind === 'blob') {
-      const hashHex = toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES);
+      const hashHex = key ?? toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES);
       if (this.blobs.has(hashHex))
         throw this.corrupt('duplicate-blob', `blob ${hashHex} is stored a second time`);
       this.blobs.set(hashHex, {
         hash: hashHex,
         encoding,
-        bytes: this.keepBlobs ? payload : new Uint8Array(0),
+        bytes: this.keepBlobs ? blob : new Uint8Array(0),
         frameIndex: this.frameCount,
       });
     } else if (kind !== undefined && head.encoding === ENCODING_MSGPACK) {
@@ -321,6 +364,8 @@ export class TapeCursor {
       value,
       refs,
       headBytes,
+      compressed,
+      key,
     );
     // The stored chain equals the computed one: keep the window's bytes, not another copy.
     this.chainBytes = headBytes.subarray(CHAINED_BYTES, CHAINED_BYTES + HASH_BYTES);

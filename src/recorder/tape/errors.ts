@@ -72,11 +72,11 @@ crossRealmError('TapeCorruptError', TapeCorruptError);
 /** The file is a Jukebox tape, but of a format version this reader does not know. */
 export class TapeVersionError extends TapeError {
   readonly version: number;
-  constructor(version: number, supported: number, loc: TapeLocation) {
+  constructor(version: number, supported: readonly number[], loc: TapeLocation) {
     super(
       'TAPE_VERSION',
       'version',
-      `format version ${version} is not supported (this reader knows ${supported})`,
+      `format version ${version} is not supported (this reader knows ${supported.join(' and ')}); a newer Jukebox may read it`,
       loc,
     );
     this.version = version;

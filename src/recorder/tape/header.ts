@@ -14,7 +14,11 @@ import type { TapeLimits } from './limits';
 import { decodePayload, encodePayload, scanPayload } from './payload';
 
 export const MAGIC = new Uint8Array([0x4a, 0x42, 0x58, 0x54, 0x41, 0x50, 0x45, 0x00]); // "JBXTAPE\0"
-export const FORMAT_VERSION = 1;
+/** The version new tapes are written in. */
+export const FORMAT_VERSION = 2;
+/** Versions this reader reads; a writer continuing a tape keeps the version the tape has (FORMAT.md). */
+export const READABLE_VERSIONS: readonly number[] = [1, 2];
+export type FormatVersion = 1 | 2;
 export const PREAMBLE_BYTES = 16;
 
 export interface TapeParent {
@@ -92,7 +96,7 @@ export interface EncodedHeader {
   checksum: Uint8Array;
 }
 
-export function encodeHeader(header: TapeHeader): EncodedHeader {
+export function encodeHeader(header: TapeHeader, version: FormatVersion = FORMAT_VERSION): EncodedHeader {
   const wire: Record<string, unknown> = {
     tapeId: header.tapeId,
     createdAtMs: header.createdAtMs,
@@ -114,7 +118,7 @@ export function encodeHeader(header: TapeHeader): EncodedHeader {
   const bytes = new Uint8Array(PREAMBLE_BYTES + payload.byteLength + HASH_BYTES);
   const view = new DataView(bytes.buffer);
   bytes.set(MAGIC, 0);
-  view.setUint16(8, FORMAT_VERSION, true);
+  view.setUint16(8, version, true);
   view.setUint16(10, 0, true);
   view.setUint32(12, payload.byteLength, true);
   bytes.set(payload, PREAMBLE_BYTES);
@@ -125,6 +129,7 @@ export function encodeHeader(header: TapeHeader): EncodedHeader {
 
 export interface ParsedHeader {
   header: TapeHeader;
+  version: FormatVersion;
   checksum: Uint8Array;
   /** Offset of the first frame. */
   end: number;
@@ -146,7 +151,8 @@ export function parseHeader(read: ReadAt, file: string, limits: TapeLimits): Par
   if (pre.byteLength < PREAMBLE_BYTES) {
     if (pre.byteLength >= 10) {
       const version = new DataView(pre.buffer, pre.byteOffset).getUint16(8, true);
-      if (version !== FORMAT_VERSION) throw new TapeVersionError(version, FORMAT_VERSION, loc(8));
+      if (!READABLE_VERSIONS.includes(version))
+        throw new TapeVersionError(version, READABLE_VERSIONS, loc(8));
     }
     throw new TapeTruncatedError(
       `file is ${pre.byteLength} bytes, shorter than the ${PREAMBLE_BYTES}-byte preamble`,
@@ -155,7 +161,7 @@ export function parseHeader(read: ReadAt, file: string, limits: TapeLimits): Par
   }
   const view = new DataView(pre.buffer, pre.byteOffset, pre.byteLength);
   const version = view.getUint16(8, true);
-  if (version !== FORMAT_VERSION) throw new TapeVersionError(version, FORMAT_VERSION, loc(8));
+  if (!READABLE_VERSIONS.includes(version)) throw new TapeVersionError(version, READABLE_VERSIONS, loc(8));
   const reserved = view.getUint16(10, true);
   if (reserved !== 0)
     throw new TapeCorruptError(
@@ -202,6 +208,7 @@ export function parseHeader(read: ReadAt, file: string, limits: TapeLimits): Par
   if (bad) throw new TapeCorruptError('header-schema', bad, loc(PREAMBLE_BYTES));
   return {
     header: fromWire(value as Record<string, unknown>),
+    version: version as FormatVersion,
     checksum,
     end: PREAMBLE_BYTES + length + HASH_BYTES,
   };

@@ -4,6 +4,8 @@
  * message interning for conversations.
  */
 export { BlobRef, blobRef } from './blobRef';
+export { type ChunkEntry, chunkEntries, packChunks } from './chunks';
+export { COMPRESS_MAX_BYTES, COMPRESS_MIN_BYTES } from './compressedBlob';
 export {
   type CursorOptions,
   openTape,
@@ -26,7 +28,14 @@ export {
   TapeWriterUnavailableError,
 } from './errors';
 export { blake3, chainNext } from './hash';
-export { FORMAT_VERSION, MAGIC, type TapeHeader, type TapeParent } from './header';
+export {
+  FORMAT_VERSION,
+  type FormatVersion,
+  MAGIC,
+  READABLE_VERSIONS,
+  type TapeHeader,
+  type TapeParent,
+} from './header';
 export {
   FRAME_KINDS,
   type FrameKind,

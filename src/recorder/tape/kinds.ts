@@ -77,12 +77,31 @@ export const ACTIVITY_KINDS: ReadonlySet<FrameKind> = new Set<FrameKind>([
 
 export const ENCODING_RAW = 0;
 export const ENCODING_MSGPACK = 1;
+/** Version 2, blob frames only: the blob's 32-byte key, then its bytes (raw) as a raw DEFLATE stream. */
+export const ENCODING_DEFLATE_RAW = 2;
+/** Version 2, blob frames only: as ENCODING_DEFLATE_RAW, the blob being a MessagePack value. */
+export const ENCODING_DEFLATE_MSGPACK = 3;
+/** What a payload (or a compressed blob, once inflated) is. Compression is a separate flag (`compressed`). */
 export type PayloadEncoding = 'raw' | 'msgpack';
 
-export function encodingCode(e: PayloadEncoding): number {
+export function encodingCode(e: PayloadEncoding, compressed = false): number {
+  if (compressed) return e === 'raw' ? ENCODING_DEFLATE_RAW : ENCODING_DEFLATE_MSGPACK;
   return e === 'raw' ? ENCODING_RAW : ENCODING_MSGPACK;
 }
 
 export function encodingName(code: number): PayloadEncoding | undefined {
-  return code === ENCODING_RAW ? 'raw' : code === ENCODING_MSGPACK ? 'msgpack' : undefined;
+  switch (code) {
+    case ENCODING_RAW:
+    case ENCODING_DEFLATE_RAW:
+      return 'raw';
+    case ENCODING_MSGPACK:
+    case ENCODING_DEFLATE_MSGPACK:
+      return 'msgpack';
+    default:
+      return undefined;
+  }
+}
+
+export function isCompressedEncoding(code: number): boolean {
+  return code === ENCODING_DEFLATE_RAW || code === ENCODING_DEFLATE_MSGPACK;
 }

@@ -2,7 +2,7 @@
 import type { SealInfo, TapeBlob, TapeFrame, TornTail } from './cursor';
 import { openTape } from './cursor';
 import { TapeCorruptError, TapeLimitError } from './errors';
-import type { TapeHeader } from './header';
+import type { FormatVersion, TapeHeader } from './header';
 import type { TapeLimits } from './limits';
 
 export interface ReadOptions {
@@ -17,6 +17,8 @@ export interface ReadOptions {
 
 export interface Tape {
   header: TapeHeader;
+  /** The tape's format version (FORMAT.md "Versions"). */
+  version: FormatVersion;
   headerChecksum: string;
   /** Every verified frame in file order, blob and seal frames included. */
   frames: TapeFrame[];
@@ -57,6 +59,7 @@ export function readTape(input: string | Uint8Array, options: ReadOptions = {}):
   }
   return {
     header: cursor.header,
+    version: cursor.version,
     headerChecksum: cursor.headerChecksum,
     frames,
     blobs: cursor.blobs,

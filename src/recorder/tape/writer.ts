@@ -7,11 +7,12 @@ import { fstatSync, writeSync } from 'node:fs';
 import { type FileHandle, link, open as openFile, truncate, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { BlobRef } from './blobRef';
+import { compressBlob } from './compressedBlob';
 import { openTape, type SealInfo, type TornTail } from './cursor';
 import { TapeLimitError, TapeSealedError, TapeUsageError, TapeWriterUnavailableError } from './errors';
 import { encodeFrame } from './frame';
 import { blake3, toHex } from './hash';
-import { encodeHeader, headerProblem, type TapeHeader } from './header';
+import { encodeHeader, FORMAT_VERSION, type FormatVersion, headerProblem, type TapeHeader } from './header';
 import {
   ENCODING_MSGPACK,
   ENCODING_RAW,
@@ -39,6 +40,16 @@ export interface WriterOptions {
   limits?: Partial<TapeLimits>;
   /** Clock for `recordedAtUs`, microseconds since the epoch; injectable for deterministic tests. */
   nowUs?: () => number;
+  /**
+   * Store blobs compressed where that saves an eighth or more (default true). Only a version-2 tape can hold
+   * compressed blobs; a version-1 tape being continued never gets them.
+   */
+  compress?: boolean;
+  /**
+   * The format version of a tape this writer creates (default FORMAT_VERSION, 2). Version 1 is for tapes that
+   * readers from before version 2 must read. A tape that exists keeps its own version.
+   */
+  formatVersion?: FormatVersion;
 }
 
 export interface AppendFrame {
@@ -70,6 +81,7 @@ export interface BlobOptions {
  */
 export interface TapeWriterState {
   readonly header: TapeHeader;
+  readonly version: FormatVersion;
   readonly chain: Uint8Array;
   readonly offset: number;
   readonly frames: number;
@@ -90,6 +102,8 @@ function isU32(n: unknown): n is number {
 export class TapeWriter {
   readonly path: string;
   readonly header: TapeHeader;
+  /** The tape's format version: new tapes get WriterOptions.formatVersion, continued ones keep theirs. */
+  readonly version: FormatVersion;
   /** Set when reopening dropped an incomplete last frame. */
   readonly recoveredTornTail: TornTail | null;
 
@@ -97,6 +111,7 @@ export class TapeWriter {
   private readonly policy: FsyncPolicy;
   private readonly limits: TapeLimits;
   private readonly nowUs: () => number;
+  private readonly compress: boolean;
   private readonly blobHashes: Set<string>;
   private chainBytes: Uint8Array;
   private offset: number;
@@ -117,6 +132,7 @@ export class TapeWriter {
   private constructor(init: {
     path: string;
     header: TapeHeader;
+    version: FormatVersion;
     fh: FileHandle;
     options: WriterOptions;
     chain: Uint8Array;
@@ -128,6 +144,8 @@ export class TapeWriter {
   }) {
     this.path = init.path;
     this.header = init.header;
+    this.version = init.version;
+    this.compress = init.version >= 2 && (init.options.compress ?? true);
     this.fh = init.fh;
     this.policy = init.options.fsync ?? 'step';
     this.limits = resolveLimits(init.options.limits);
@@ -165,7 +183,8 @@ export class TapeWriter {
   }
 
   private static async create(path: string, header: TapeHeader, options: WriterOptions): Promise<TapeWriter> {
-    const { bytes, checksum } = encodeHeader(header);
+    const version = options.formatVersion ?? FORMAT_VERSION;
+    const { bytes, checksum } = encodeHeader(header, version);
     const limits = resolveLimits(options.limits);
     if (bytes.byteLength - 48 > limits.maxHeaderBytes) {
       throw new TapeLimitError(
@@ -199,6 +218,7 @@ export class TapeWriter {
     return new TapeWriter({
       path,
       header,
+      version,
       fh,
       options,
       chain: checksum,
@@ -240,6 +260,7 @@ export class TapeWriter {
     return new TapeWriter({
       path,
       header: cursor.header,
+      version: cursor.version,
       fh,
       options,
       chain: cursor.chainBytes,
@@ -277,6 +298,7 @@ export class TapeWriter {
     return new TapeWriter({
       path,
       header: state.header,
+      version: state.version,
       fh,
       options,
       chain: state.chain,
@@ -296,6 +318,7 @@ export class TapeWriter {
     if (!this.closedClean || this.isSealed) return undefined;
     return {
       header: this.header,
+      version: this.version,
       chain: this.chainBytes,
       offset: this.offset,
       frames: this.frames,
@@ -559,8 +582,15 @@ export class TapeWriter {
         );
       encoding = ENCODING_MSGPACK;
     }
+    // A blob the reader could not inflate within its frame limit is not compressed (and fails the limit as it is).
+    const packed =
+      this.compress && 84 + bytes.byteLength <= this.limits.maxFrameBytes
+        ? compressBlob(bytes, hash)
+        : undefined;
     // Registered before the write resolves so concurrent puts of the same bytes dedupe too.
-    const pending = this.write('blob', step, encoding, bytes);
+    const pending = packed
+      ? this.write('blob', step, encodingCode(msgpack ? 'msgpack' : 'raw', true), packed)
+      : this.write('blob', step, encoding, bytes);
     this.blobHashes.add(hex);
     await pending;
     return new BlobRef(hash);

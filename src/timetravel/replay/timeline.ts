@@ -7,6 +7,7 @@ import type { BoothChangeSet } from '../../booth/verifiers';
 import type { LlmResponse, ToolCall } from '../../llm/types';
 import {
   BlobRef,
+  chunkEntries,
   derefValue,
   readTape,
   resolveMessages,
@@ -385,7 +386,7 @@ function buildStep(
         break;
       }
       case 'llm.chunk':
-        s.chunks.push(...((p.chunks as unknown[][]) ?? []));
+        s.chunks.push(...chunkEntries(p, tape.blobs));
         break;
       case 'llm.response': {
         const message = blobValue(tape, p.message) as { content?: string; toolCalls?: ToolCall[] };

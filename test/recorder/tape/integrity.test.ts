@@ -146,12 +146,13 @@ describe('header errors', () => {
     expect(() => readTape(new TextEncoder().encode('hello world, this is not a tape'))).toThrow(
       TapeMagicError,
     );
-    const v2 = full.slice();
-    v2[8] = 2;
-    expect(() => readTape(v2)).toThrow(TapeVersionError);
+    const v3 = full.slice();
+    v3[8] = 3;
+    expect(() => readTape(v3)).toThrow(TapeVersionError);
+    expect(() => readTape(v3)).toThrow('format version 3 is not supported (this reader knows 1 and 2)');
     expect(() => readTape(full.slice(0, 5))).toThrow(TapeTruncatedError);
     expect(() => readTape(new Uint8Array(0))).toThrow(TapeTruncatedError);
-    expect(verifyTape(v2)).toMatchObject({ ok: false, code: 'TAPE_VERSION', firstBadFrame: null, offset: 8 });
+    expect(verifyTape(v3)).toMatchObject({ ok: false, code: 'TAPE_VERSION', firstBadFrame: null, offset: 8 });
   });
 
   it('data after the seal is corruption, not a torn tail', async () => {

@@ -304,7 +304,9 @@ describe('jbx experiment over 50 recorded refund runs', () => {
     expect(table).toContain('outcomes after:  20 committed, 30 refused');
     expect(table).toContain('changed: 3 committed → refused');
     expect(table.find((l) => l.startsWith(path.basename(rec.tapes[10]!, '.jbx')))).toMatch(
-      /^\S+\s+yes\s+step 2 frame 23 \(llm: toolCalls\)\s+committed\s+refused\s+\d+\s+\d+\s+\$\d\.\d{4,}\s+\$\d\.\d{4,}$/,
+      new RegExp(
+        String.raw`^\S+\s+yes\s+step 2 frame ${FRAME_OF_STEP_2} \(llm: toolCalls\)\s+committed\s+refused\s+\d+\s+\d+\s+\$\d\.\d{4,}\s+\$\d\.\d{4,}$`,
+      ),
     );
     const xml = renderExperimentJunit(report);
     expect(xml.match(/<failure /g)).toHaveLength(10);
@@ -329,8 +331,12 @@ describe('jbx experiment over 50 recorded refund runs', () => {
   });
 });
 
-/** Where step 2 and the commit (step 5) start on a fork's tape and on its recording's. */
-const FRAME_OF_STEP_2 = 23;
-const PARENT_FRAME_OF_STEP_2 = 19;
-const FRAME_OF_COMMIT = 57;
-const PARENT_FRAME_OF_COMMIT = 53;
+/**
+ * Where step 2 and the commit (step 5) start on a fork's tape and on its recording's. Each streamed model step
+ * before them stores its chunk text as one blob frame (FORMAT.md note 2): one frame before step 2, two before
+ * the commit.
+ */
+const FRAME_OF_STEP_2 = 24;
+const PARENT_FRAME_OF_STEP_2 = 20;
+const FRAME_OF_COMMIT = 59;
+const PARENT_FRAME_OF_COMMIT = 55;
