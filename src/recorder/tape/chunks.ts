@@ -24,17 +24,22 @@ export async function packChunks(
   entries: readonly ChunkEntry[],
   putBlob: (bytes: Uint8Array) => Promise<BlobRef>,
 ): Promise<{ chunks: ChunkEntry[]; text?: BlobRef }> {
-  let text = '';
+  // Each delta encoded on its own, so its length is exactly its bytes in the blob even where a stream split a
+  // character's surrogate pair across two chunks (which encoding the joined text would re-pair).
+  const parts: Uint8Array[] = [];
+  let size = 0;
   const chunks = entries.map((e) => {
     const delta = e[2];
     if (typeof delta !== 'string') return e;
-    text += delta;
+    const bytes = utf8.encode(delta);
+    parts.push(bytes);
+    size += bytes.byteLength;
     const packed = e.slice();
-    packed[2] = utf8.encode(delta).byteLength;
+    packed[2] = bytes.byteLength;
     return packed;
   });
-  if (text === '') return { chunks: entries.slice() };
-  return { chunks, text: await putBlob(utf8.encode(text)) };
+  if (size === 0) return { chunks: entries.slice() };
+  return { chunks, text: await putBlob(Buffer.concat(parts, size)) };
 }
 
 /**

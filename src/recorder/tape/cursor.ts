@@ -93,7 +93,8 @@ class VerifiedFrame implements TapeFrame {
   #head: Uint8Array;
   #payloadHash: string | undefined;
   #chain: string | undefined;
-  #blobKey: string | undefined;
+  /** A compressed blob's key, which its payload carries (an uncompressed blob's is its payload hash). */
+  #storedKey: string | undefined;
 
   constructor(
     readonly index: number,
@@ -107,17 +108,18 @@ class VerifiedFrame implements TapeFrame {
     readonly payload: unknown,
     readonly refs: string[],
     head: Uint8Array,
-    readonly compressed: boolean,
-    key: string | undefined,
+    storedKey: string | undefined,
   ) {
     this.#head = head;
-    this.#blobKey = key;
+    this.#storedKey = storedKey;
+  }
+
+  get compressed(): boolean {
+    return this.#storedKey !== undefined;
   }
 
   get blobKey(): string | undefined {
-    if (this.kind !== 'blob') return undefined;
-    this.#blobKey ??= this.payloadHash;
-    return this.#blobKey;
+    return this.kind === 'blob' ? (this.#storedKey ?? this.payloadHash) : undefined;
   }
 
   get payloadHash(): string {
@@ -364,7 +366,6 @@ export class TapeCursor {
       value,
       refs,
       headBytes,
-      compressed,
       key,
     );
     // The stored chain equals the computed one: keep the window's bytes, not another copy.

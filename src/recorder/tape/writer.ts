@@ -10,7 +10,7 @@ import { BlobRef } from './blobRef';
 import { compressBlob } from './compressedBlob';
 import { openTape, type SealInfo, type TornTail } from './cursor';
 import { TapeLimitError, TapeSealedError, TapeUsageError, TapeWriterUnavailableError } from './errors';
-import { encodeFrame } from './frame';
+import { encodeFrame, FRAME_HEAD_BYTES } from './frame';
 import { blake3, toHex } from './hash';
 import { encodeHeader, FORMAT_VERSION, type FormatVersion, headerProblem, type TapeHeader } from './header';
 import {
@@ -567,7 +567,6 @@ export class TapeWriter {
   private async storeBlob(bytes: Uint8Array, hash: Uint8Array, step: number, msgpack: boolean) {
     const hex = toHex(hash);
     if (this.blobHashes.has(hex)) return new BlobRef(hash);
-    let encoding = ENCODING_RAW;
     if (msgpack) {
       const refs: string[] = [];
       const problem = scanPayload(bytes, this.limits, refs);
@@ -580,17 +579,15 @@ export class TapeWriter {
         throw new TapeUsageError(
           `tape ${this.path}: blob references blob ${dangling}, which this tape does not store`,
         );
-      encoding = ENCODING_MSGPACK;
     }
     // A blob the reader could not inflate within its frame limit is not compressed (and fails the limit as it is).
     const packed =
-      this.compress && 84 + bytes.byteLength <= this.limits.maxFrameBytes
+      this.compress && FRAME_HEAD_BYTES + bytes.byteLength <= this.limits.maxFrameBytes
         ? compressBlob(bytes, hash)
         : undefined;
+    const encoding = encodingCode(msgpack ? 'msgpack' : 'raw', packed !== undefined);
     // Registered before the write resolves so concurrent puts of the same bytes dedupe too.
-    const pending = packed
-      ? this.write('blob', step, encodingCode(msgpack ? 'msgpack' : 'raw', true), packed)
-      : this.write('blob', step, encoding, bytes);
+    const pending = this.write('blob', step, encoding, packed ?? bytes);
     this.blobHashes.add(hex);
     await pending;
     return new BlobRef(hash);
