@@ -9,9 +9,10 @@
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual } from 'node:util';
 import { researchAgent } from '../examples/sample/agent';
+import { readTape } from '../src/recorder/tape';
 import { hashersReady } from '../src/recorder/tape/hash';
 import { readTimeline, replayTape } from '../src/timetravel/replay';
-import { interleave } from './harness';
+import { interleave, median } from './harness';
 import { readVerifyAndBound } from './readBound';
 import {
   loadCalls,
@@ -35,10 +36,14 @@ export interface CompareSpec {
 /** Each pairing's times in ms, round by round: `jukebox` is the Jukebox side timed beside that peer. */
 export type CompareResult = Record<string, { jukebox: number[]; peer: number[] }>;
 
-/** What the process prints: the pairs, and reading + verifying the tape beside its bound, timed here too. */
+/**
+ * What the process prints: the pairs; reading + verifying the tape beside its bounds; and the cold replay split
+ * into its parts (medians, ms): reading the tape, building the timeline from it, the replay with the timeline.
+ */
 export interface CompareOutput {
   pairs: CompareResult;
   read: ReturnType<typeof readVerifyAndBound>;
+  split: { readMs: number; timelineMs: number; replayMs: number };
 }
 
 async function main() {
@@ -89,7 +94,27 @@ async function main() {
   // In this process that only replays, as the cold replays above: a process holding a Temporal worker pays
   // more for the same reading in garbage collection.
   const read = readVerifyAndBound(spec.tape, 50);
-  process.stdout.write(`${JSON.stringify({ pairs: out, read } satisfies CompareOutput)}\n`);
+  const parts = { read: [] as number[], timeline: [] as number[], replay: [] as number[] };
+  for (let i = 0; i <= 50; i++) {
+    const t0 = performance.now();
+    readTape(spec.tape);
+    const t1 = performance.now();
+    readTimeline(spec.tape);
+    const t2 = performance.now();
+    await warm();
+    const t3 = performance.now();
+    if (i === 0) continue;
+    parts.read.push(t1 - t0);
+    // readTimeline reads the tape itself: what it adds is the timeline.
+    parts.timeline.push(t2 - t1 - (t1 - t0));
+    parts.replay.push(t3 - t2);
+  }
+  const split = {
+    readMs: median(parts.read),
+    timelineMs: median(parts.timeline),
+    replayMs: median(parts.replay),
+  };
+  process.stdout.write(`${JSON.stringify({ pairs: out, read, split } satisfies CompareOutput)}\n`);
 }
 
 main().catch((err) => {

@@ -157,7 +157,7 @@ export const tapeFormatSuite: BenchSuite = {
           'read + verify a tape, per frame',
           read.readUs,
           'µs',
-          'its bound: file read + BLAKE3 + BLAKE2b chain + payload decode of the same bytes',
+          'its bound: file read + BLAKE3 + BLAKE2b chain + payload decode + blob inflate of the same bytes',
           read.boundUs,
           `${read.frames} frames of ~260 bytes; target <= 4 µs a frame; the two hash calls a frame alone (the rows above) take ${((blake3SmallNs + chainNs) / 1000).toFixed(2)} µs here`,
         ),

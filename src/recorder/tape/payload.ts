@@ -35,6 +35,15 @@ export function encodePayload(value: unknown): Uint8Array {
 }
 
 /**
+ * encodePayload without its copy: the bytes are a view of the encoder's own buffer, valid only until the next
+ * encode. For the writer, which copies them into the frame before it encodes anything else; the copy this
+ * saves was a third of encoding a small frame.
+ */
+export function encodePayloadShared(value: unknown): Uint8Array {
+  return encoder.encodeSharedRef(value);
+}
+
+/**
  * Walks one MessagePack value without materialising it. Returns a PayloadProblem instead of throwing so the
  * hot path never builds stack traces for hostile input.
  */

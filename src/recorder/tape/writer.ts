@@ -24,7 +24,7 @@ import {
   STEP_CLOSING_KINDS,
 } from './kinds';
 import { resolveLimits, type TapeLimits } from './limits';
-import { encodePayload, scanPayload } from './payload';
+import { encodePayloadShared, scanPayload } from './payload';
 import { payloadProblem } from './schema';
 import { encodeSeal } from './seal';
 
@@ -67,6 +67,33 @@ export interface AppendedFrame {
   length: number;
   payloadHash: string;
   chain: string;
+}
+
+/**
+ * An AppendedFrame whose two hashes become hex when read: hardly any caller reads them, and making both strings
+ * was a twentieth of an append.
+ */
+class AppendedFrameInfo implements AppendedFrame {
+  constructor(
+    readonly index: number,
+    readonly offset: number,
+    readonly length: number,
+    private readonly hashBytes: Uint8Array,
+    private readonly chainBytes: Uint8Array,
+  ) {}
+
+  get payloadHash(): string {
+    return toHex(this.hashBytes);
+  }
+
+  get chain(): string {
+    return toHex(this.chainBytes);
+  }
+
+  toJSON(): AppendedFrame {
+    const { index, offset, length, payloadHash, chain } = this;
+    return { index, offset, length, payloadHash, chain };
+  }
 }
 
 export interface BlobOptions {
@@ -430,13 +457,7 @@ export class TapeWriter {
       );
     }
     const enc = encodeFrame(this.chainBytes, { kind: kindCode(kind), encoding, step, recordedAtUs }, payload);
-    const info: AppendedFrame = {
-      index: this.frames,
-      offset: this.offset,
-      length,
-      payloadHash: toHex(enc.payloadHash),
-      chain: toHex(enc.chain),
-    };
+    const info = new AppendedFrameInfo(this.frames, this.offset, length, enc.payloadHash, enc.chain);
     this.chainBytes = enc.chain;
     this.offset += length;
     this.frames++;
@@ -501,9 +522,13 @@ export class TapeWriter {
     if (this.held) void this.release().catch(() => {});
   }
 
+  /**
+   * The bytes are the encoder's shared buffer (encodePayloadShared): every caller hands them to write(), which
+   * copies them into the frame, before anything else is encoded, with no await in between.
+   */
   private encode(kind: FrameKind, payload: unknown): Uint8Array {
     try {
-      return encodePayload(payload);
+      return encodePayloadShared(payload);
     } catch (err) {
       throw new TapeUsageError(
         `tape ${this.path}: ${kind} payload is not MessagePack-encodable: ${(err as Error).message}`,

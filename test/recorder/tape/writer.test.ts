@@ -38,6 +38,35 @@ describe('TapeWriter', () => {
     expect(statSync(p).size).toBeLessThan(10_000 + 1000);
   });
 
+  it('reports for each append the place and hashes the reader verifies, whatever was encoded after it', async () => {
+    const p = t.path('reported.jbx');
+    const w = await TapeWriter.open(p, HEADER, opts);
+    // A big payload after a small one: the encoder's buffer they share grows and is overwritten in between.
+    const small = await w.append({ kind: 'clock', step: 0, payload: { nowMs: 1 } });
+    const blob = await w.putValue({ text: 'b'.repeat(70_000) }, { step: 0 });
+    const big = await w.append({ kind: 'tool.result', step: 1, payload: { callId: 'c', output: blob } });
+    await w.close();
+    const frames = readTape(p).frames;
+    const [first, , last] = frames;
+    expect(first!.payload).toEqual({ nowMs: 1 });
+    expect(last!.payload).toEqual({ callId: 'c', output: blob });
+    expect(JSON.parse(JSON.stringify(small))).toEqual({
+      index: 0,
+      offset: first!.offset,
+      length: first!.length,
+      payloadHash: first!.payloadHash,
+      chain: first!.chain,
+    });
+    expect([big.index, big.offset, big.length, big.payloadHash, big.chain]).toEqual([
+      2,
+      last!.offset,
+      last!.length,
+      last!.payloadHash,
+      last!.chain,
+    ]);
+    expect(frames[1]!.blobKey).toBe(blob.hash);
+  });
+
   it('a growing 50-step conversation stores O(new content) bytes', async () => {
     const p = t.path('conv.jbx');
     const w = await TapeWriter.open(p, HEADER, opts);
