@@ -316,11 +316,15 @@ export const shadowBoothSuite: BenchSuite = {
         const tree10 = path.join(base, 'tree-10');
         const bwrapAlone = isolationChain(tree10, path.join(base, 'chain-bwrap'), false);
         // The booth, a plain spawn, the isolation chain and bubblewrap alone, round by round: one machine load.
-        const times: Record<'booth' | 'plain' | 'chain' | 'bwrap', number[]> = {
+        // The same booth without control groups (rlimits only): what joining them costs on this machine's kernel.
+        const ungrouped = new StagedShell(shellWs, { useCgroups: false });
+        const enforcement = (await sh.status()).enforcement;
+        const times: Record<'booth' | 'plain' | 'chain' | 'bwrap' | 'ungrouped', number[]> = {
           booth: [],
           plain: [],
           chain: [],
           bwrap: [],
+          ungrouped: [],
         };
         for (let r = 0; r <= 15; r++) {
           const chain = isolationChain(tree10, path.join(base, `chain-${r}`), true);
@@ -333,12 +337,20 @@ export const shadowBoothSuite: BenchSuite = {
           const t3 = performance.now();
           await spawnAndWait(bwrapAlone);
           const t4 = performance.now();
+          await once(ungrouped);
+          const t5 = performance.now();
           if (r === 0) continue;
           times.booth.push(t1 - t0);
           times.plain.push(t2 - t1);
           times.chain.push(t3 - t2);
           times.bwrap.push(t4 - t3);
+          times.ungrouped.push(t5 - t4);
         }
+        const ungroupedMs = median(times.ungrouped);
+        // Which controller each limit uses here (cgroup2, cgroup1 or rlimit), for the row that says what they cost.
+        const groupsUsed = (['cpu', 'memory', 'processes'] as const)
+          .map((k) => `${k} ${enforcement[k]}`)
+          .join(', ');
         const boothed = median(times.booth);
         const plain = median(times.plain);
         const chainMs = median(times.chain);
@@ -349,7 +361,15 @@ export const shadowBoothSuite: BenchSuite = {
             'ms',
             'spawn `true` directly',
             plain,
-            `target ratio <= 2; its bound, the isolation chain alone (row below): ${chainMs.toFixed(2)} ms, ratio ${(chainMs / plain).toFixed(2)}`,
+            `target ratio <= 2; its bound, the isolation chain alone (row below): ${chainMs.toFixed(2)} ms, ratio ${(chainMs / plain).toFixed(2)}; the same booth without control groups: ${ungroupedMs.toFixed(2)} ms, ratio ${(ungroupedMs / plain).toFixed(2)}`,
+          ),
+          result(
+            'shell `true`: the control groups a command is put in (made, joined, read, killed, removed)',
+            boothed,
+            'ms',
+            'the same booth without control groups (rlimits only)',
+            ungroupedMs,
+            `this machine's groups: ${groupsUsed}; a command in a cgroup-v1 group takes longer to start its chain (profiling #34 here: the v1 memory or pids group each delayed the command's start by ~10 ms, the v2 cpu group by ~2 ms; making, reading and removing the groups is ~2 ms of it); they are what enforces those limits and kills a command whole, so they stay`,
           ),
           result(
             "shell `true`: its isolation chain alone (setpriv, prlimit, unshare + overlay mount, bubblewrap with the booth's flags), no booth work",
