@@ -97,16 +97,16 @@ async function main() {
   const parts = { read: [] as number[], timeline: [] as number[], replay: [] as number[] };
   for (let i = 0; i <= 50; i++) {
     const t0 = performance.now();
-    readTape(spec.tape);
+    const tape = readTape(spec.tape);
     const t1 = performance.now();
-    readTimeline(spec.tape);
+    const built = readTimeline(tape, spec.tape);
     const t2 = performance.now();
-    await warm();
+    const rep = await replayTape(spec.tape, { agent, timeline: built });
     const t3 = performance.now();
+    if (rep.status !== 'match') throw new Error(`replay diverged: ${JSON.stringify(rep.divergence)}`);
     if (i === 0) continue;
     parts.read.push(t1 - t0);
-    // readTimeline reads the tape itself: what it adds is the timeline.
-    parts.timeline.push(t2 - t1 - (t1 - t0));
+    parts.timeline.push(t2 - t1);
     parts.replay.push(t3 - t2);
   }
   const split = {
