@@ -156,6 +156,72 @@ describe.each(backends)('StagedSql on $name', (backend) => {
     }
   });
 
+  it('an applied commit ends its session without rewriting the state file: the commit table records the end, and the next open reads it there', async () => {
+    const db = await backend.fresh();
+    const dir = staging();
+    const stateFile = path.join(dir, 'sql-state.json');
+    const shadowGone = async (shadow: string) =>
+      backend.name === 'sqlite3'
+        ? !fs.existsSync(shadow)
+        : (await rows(db.real, `SELECT nspname FROM pg_namespace WHERE nspname = '${shadow}'`)).length === 0;
+    const first = await StagedSql.open(db.options(dir));
+    const staged = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+    await first.query("INSERT INTO audit (note) VALUES ('ended by its commit')");
+    const applied = await first.commit();
+    expect(applied).toMatchObject({ applied: true, recovered: false, commitId: staged.session.id });
+    expect(first.sessionId).toBeNull();
+    // On disk the state still names the committed session; its shadow is gone.
+    expect(JSON.parse(fs.readFileSync(stateFile, 'utf8'))).toEqual(staged);
+    expect(await shadowGone(staged.session.shadow)).toBe(true);
+    await first.close();
+    const next = await StagedSql.open(db.options(dir));
+    try {
+      // Open found the end in the real database and started the next session, whose state carries the commit.
+      expect(next.sessionId).not.toBeNull();
+      expect(next.sessionId).not.toBe(staged.session.id);
+      const written = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+      expect(written.session.id).toBe(next.sessionId);
+      expect(written.lastCommit).toEqual(applied);
+      expect(await next.commit()).toEqual({ ...applied, recovered: true });
+      expect(await rows(db.real, 'SELECT note FROM audit')).toEqual([{ note: 'ended by its commit' }]);
+    } finally {
+      await next.close();
+    }
+
+    // A discard (no commit row records it) still writes the state before the shadow goes.
+    const dirDropped = staging();
+    const dropped = await StagedSql.open(db.options(dirDropped));
+    try {
+      await dropped.query("INSERT INTO audit (note) VALUES ('discarded')");
+      await dropped.discard();
+      expect(JSON.parse(fs.readFileSync(path.join(dirDropped, 'sql-state.json'), 'utf8')).session).toBeNull();
+    } finally {
+      await dropped.close();
+      await db.cleanup();
+    }
+  });
+
+  it('a commit table dropped since an earlier commit of this process is made again, and the next commit applies', async () => {
+    const db = await backend.fresh();
+    const sql = await StagedSql.open(db.options(staging()));
+    try {
+      await sql.query("INSERT INTO audit (note) VALUES ('first')");
+      expect((await sql.commit()).applied).toBe(true);
+      await db.real.raw('DROP TABLE _jukebox_commits');
+      await sql.query("INSERT INTO audit (note) VALUES ('second')");
+      const second = await sql.commit();
+      expect(second).toMatchObject({ applied: true, recovered: false, statements: 1 });
+      expect(await rows(db.real, 'SELECT note FROM audit ORDER BY note')).toEqual([
+        { note: 'first' },
+        { note: 'second' },
+      ]);
+      expect(await rows(db.real, 'SELECT id FROM _jukebox_commits')).toEqual([{ id: second.commitId }]);
+    } finally {
+      await sql.close();
+      await db.cleanup();
+    }
+  });
+
   it('a commit whose caller never heard back is reported on retry and undone without its result', async () => {
     const db = await backend.fresh();
     const before = [await balances(db.real), await rows(db.real, 'SELECT note FROM audit')];

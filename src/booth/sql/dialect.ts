@@ -79,6 +79,8 @@ export interface Dialect {
    */
   openAgent(ref: ShadowRef, booth: Knex, options: ExecOptions): Knex;
   dropShadow(ref: ShadowRef): Promise<void>;
+  /** False once dropShadow has run (or someone removed it): the session it belonged to has ended. */
+  shadowExists(ref: ShadowRef): Promise<boolean>;
   /** The booth's table `name` (`_jukebox_log`, `_jukebox_steps`) of this shadow, qualified. */
   bookkeeping(ref: ShadowRef, name: string): string;
   /** Appends a statement's row to the log in the agent's open transaction; returns its seq. */
@@ -109,6 +111,8 @@ export interface Dialect {
   writeTransaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
   /** Makes other writers wait until this transaction ends (SQLite: the write lock; pg: table locks). */
   lock(trx: Knex.Transaction, tables: string[]): Promise<void>;
+  /** lock() needs the names of the tables (pg); false: it ignores them (SQLite), so it may run before they are known. */
+  readonly locksTables: boolean;
   image(trx: Knex.Transaction, table: string): Promise<Encoded>;
   restore(trx: Knex.Transaction, table: string, image: Encoded): Promise<void>;
   /** Where the shadow's sequences stand (pg: sequences are not transactional, a failed insert still moves them). */

@@ -302,6 +302,10 @@ export function pgDialect(t: PgTarget): Dialect {
         await trx.raw(`DROP ROLE ${A}`);
       });
     },
+    async shadowExists(ref) {
+      const r = await real.raw('SELECT 1 FROM pg_namespace WHERE nspname = ?', [ref.shadow]);
+      return r.rows.length > 0;
+    },
     bookkeeping: (ref, name) => `${quoteIdent(boothSchemaOf(ref.shadow))}.${quoteIdent(name)}`,
     async logStatement(trx, ref, r) {
       const res = await trx.raw(
@@ -377,6 +381,7 @@ export function pgDialect(t: PgTarget): Dialect {
         await trx.raw(dialect.commitsDdl());
         return fn(trx);
       }),
+    locksTables: true,
     async lock(trx, tables) {
       const present: string[] = [];
       for (const name of tables) if (await dialect.hasTable(trx, name)) present.push(name);

@@ -113,6 +113,13 @@ function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout
   return knexFactory(config);
 }
 
+/**
+ * Real database files (device:inode) whose commit table a write transaction of this process made: later ones, of
+ * any StagedSql on the file, skip the statement. A transaction that fails makes the next one make it again (someone may have
+ * dropped the table meanwhile).
+ */
+const commitTableMade = new Set<string>();
+
 /** The write transactions queued on each real database file in this process (see writeTransaction). */
 const writersByFile = new Map<string, Promise<unknown>>();
 
@@ -200,9 +207,23 @@ export function sqliteDialect(filename: string): Dialect {
     // One connection: a statement and its log row commit together; its guard keeps the agent off the log.
     openAgent: (_ref, booth) => booth,
     async dropShadow(ref) {
+      // unlink, not rm: rm looks at each path before removing it, a round trip on the thread pool more.
       await Promise.all(
-        ['', '-journal', '-wal', '-shm'].map((suffix) => fs.rm(ref.shadow + suffix, { force: true })),
+        ['', '-journal', '-wal', '-shm'].map((suffix) =>
+          fs.unlink(ref.shadow + suffix).catch((err: unknown) => {
+            if ((err as { code?: string }).code !== 'ENOENT') throw err;
+          }),
+        ),
       );
+    },
+    async shadowExists(ref) {
+      try {
+        await fs.lstat(ref.shadow);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ENOENT') return false;
+        throw err;
+      }
     },
     bookkeeping: (_ref, name) => `main.${quoteIdent(name)}`,
     async logStatement(trx, _ref, r) {
@@ -302,10 +323,27 @@ export function sqliteDialect(filename: string): Dialect {
      */
     writeTransaction(fn) {
       return oneWriterAtATime(path.resolve(filename), async () => {
-        await real.raw(this.commitsDdl());
-        return real.transaction(fn);
+        // By inode: a file removed and made again at the same path is another database.
+        const st = await fs.stat(filename);
+        const file = `${st.dev}:${st.ino}`;
+        const made = commitTableMade.has(file);
+        if (!made) await real.raw(this.commitsDdl());
+        commitTableMade.add(file);
+        try {
+          return await real.transaction(fn);
+        } catch (err) {
+          commitTableMade.delete(file);
+          // Dropped by someone since this process made it: the transaction rolled back whole, so it runs again
+          // with the table made again.
+          if (!made || !String((err as Error)?.message).includes(`no such table: ${INTERNAL}commits`))
+            throw err;
+          await real.raw(this.commitsDdl());
+          commitTableMade.add(file);
+          return real.transaction(fn);
+        }
       });
     },
+    locksTables: false,
     async lock(trx) {
       // A write statement takes SQLite's RESERVED lock now, so no other writer can commit until we end.
       await trx.raw(`DELETE FROM ${quoteIdent(`${INTERNAL}commits`)} WHERE 0`);

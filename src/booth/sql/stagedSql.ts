@@ -220,7 +220,8 @@ export class StagedSql {
       const state = await loadState(stagingDir, dialect);
       const sql = new StagedSql(dialect, stagingDir, state, schemas, timeoutMs === 0 ? undefined : timeoutMs);
       if (o.faultPoint) sql.fault = o.faultPoint;
-      if (state.session === null) await sql.exclusive(() => sql.newSession());
+      if (state.session !== null) await sql.exclusive(() => sql.settleEnded(state.session!));
+      if (sql.state.session === null) await sql.exclusive(() => sql.newSession());
       return sql;
     } catch (err) {
       await dialect.close();
@@ -699,14 +700,22 @@ export class StagedSql {
     const checked = new Set<string>();
     try {
       return await d.writeTransaction(async (trx) => {
-        // The plan was read from the shadow meanwhile; waiting for it runs no statement in this transaction.
+        // The lock comes first: SQLite waits out another writer (busy_timeout) only for a transaction's first
+        // lock; one that read first and then asks for the write lock while another commit holds it fails at once
+        // with SQLITE_BUSY. The booth's commit table is in place already (writeTransaction). SQLite's lock names
+        // no table, so it and the look for an earlier commit run while the plan is still being read from the
+        // shadow; pg's lock waits for the plan's table names.
+        const early = !d.locksTables;
+        const lockAndFind = async (tables: string[]) => {
+          await d.lock(trx, tables);
+          return this.commitRow(trx, s.id);
+        };
+        let done = early ? await lockAndFind([]) : null;
+        if (done !== null) return { ...(JSON.parse(done.result) as SqlCommitResult), recovered: true };
+        // Waiting for the plan runs no statement in this transaction.
         const plan = await planned.catch((err: unknown) => Promise.reject(new PlanFailed(err)));
         const known = new Set([...Object.keys(s.base), ...plan.touched]);
-        // First: SQLite waits out another writer (busy_timeout) only for a transaction's first lock; one that read
-        // first and then asks for the write lock while another commit holds it fails at once with SQLITE_BUSY.
-        // The booth's commit table is in place already (writeTransaction).
-        await d.lock(trx, plan.touched);
-        const done = await this.commitRow(trx, s.id);
+        if (!early) done = await lockAndFind(plan.touched);
         if (done !== null) return { ...(JSON.parse(done.result) as SqlCommitResult), recovered: true };
         const conflicts: string[] = [];
         const conflictRows: SqlConflictRow[] = [];
@@ -918,11 +927,28 @@ export class StagedSql {
     }
   }
 
+  /**
+   * After an applied commit the state file is not rewritten: its row in the real database's commit table (made
+   * durable by the commit itself) records the end, and open() reads it there once the shadow is gone (see
+   * settleEnded). The next session's state write carries `lastCommit`. That saves a commit an fsynced write.
+   * Any other end (discard, compensation, a commit that applied nothing) has no such row and writes the state.
+   */
   private async endSession(s: Session, committed?: SqlCommitResult): Promise<void> {
     await this.closeShadow();
     this.state = { ...this.state, session: null, ...(committed ? { lastCommit: committed } : {}) };
-    await atomicWriteJson(path.join(this.stagingDir, STATE_FILE), this.state);
+    if (committed === undefined) await atomicWriteJson(path.join(this.stagingDir, STATE_FILE), this.state);
     await this.dialect.dropShadow(s);
+  }
+
+  /**
+   * At open: a session the state file names whose shadow is gone, with its commit in the real database, ended
+   * with that commit (endSession dropped the shadow without rewriting the state). A shadow missing with no
+   * commit is left to fail where it is used, as before: nothing here can tell what it staged.
+   */
+  private async settleEnded(s: Session): Promise<void> {
+    if (await this.dialect.shadowExists(s)) return;
+    const applied = await this.appliedCommit(s);
+    if (applied !== null) this.state = { ...this.state, session: null, lastCommit: applied };
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
