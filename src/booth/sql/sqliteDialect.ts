@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import { requireOptional } from '../../errors/optionalDependency';
+import { isCode, lstatOrNull } from '../durable';
 import { type Db, type Dialect, INTERNAL, quoteIdent, TABLES_LOG, type WrittenRow } from './dialect';
 import { SqlStatementTimeoutError } from './errors';
 import { SQLITE_WRITTEN_DDL, sqliteRowObject, sqliteTrackingDdl, WRITTEN } from './rowTracking';
@@ -115,8 +116,8 @@ function sqliteKnex(filename: string, afterCreate: AfterCreate = withBusyTimeout
 
 /**
  * Real database files (device:inode) whose commit table a write transaction of this process made: later ones, of
- * any StagedSql on the file, skip the statement. A transaction that fails makes the next one make it again (someone may have
- * dropped the table meanwhile).
+ * any StagedSql on the file, skip the statement. A transaction that fails makes the next one make it again
+ * (someone may have dropped the table meanwhile).
  */
 const commitTableMade = new Set<string>();
 
@@ -211,20 +212,12 @@ export function sqliteDialect(filename: string): Dialect {
       await Promise.all(
         ['', '-journal', '-wal', '-shm'].map((suffix) =>
           fs.unlink(ref.shadow + suffix).catch((err: unknown) => {
-            if ((err as { code?: string }).code !== 'ENOENT') throw err;
+            if (!isCode(err, 'ENOENT')) throw err;
           }),
         ),
       );
     },
-    async shadowExists(ref) {
-      try {
-        await fs.lstat(ref.shadow);
-        return true;
-      } catch (err) {
-        if ((err as { code?: string }).code === 'ENOENT') return false;
-        throw err;
-      }
-    },
+    shadowExists: async (ref) => (await lstatOrNull(ref.shadow)) !== null,
     bookkeeping: (_ref, name) => `main.${quoteIdent(name)}`,
     async logStatement(trx, _ref, r) {
       const rows = (await trx.raw(
