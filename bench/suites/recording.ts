@@ -22,14 +22,26 @@ const ROUNDS = Number(process.env.JBX_BENCH_RECORDING_ROUNDS ?? 7);
 const FILLER = 'reviewing the notes gathered so far and deciding what to look up next. '.repeat(14);
 const WORKFLOWS = path.join(__dirname, '../flat/workflows.ts');
 
-/** The bound a tape's layout sets: its frame heads alone, against the peer. */
+/** Where a tape's bytes go, against the peer: its frame heads (fixed per frame) and its payloads. */
 function layoutNote(
-  l: { version: number; frames: number; heads: number; blobs: number; compressed: number },
+  l: {
+    version: number;
+    frames: number;
+    heads: number;
+    headBytes: number;
+    payloads: number;
+    blobs: number;
+    compressed: number;
+    byKind: [string, number][];
+  },
   peer: number,
 ): string {
+  const r = (n: number) => (n / peer).toFixed(2);
   return (
     `format v${l.version}: ${l.frames} frames, ${l.blobs} blobs (${l.compressed} stored compressed); ` +
-    `their 84-byte heads alone are ${l.heads} bytes, ratio ${(l.heads / peer).toFixed(2)} (the bound without a smaller head); ` +
+    `their ${l.headBytes}-byte heads are ${l.heads} bytes (ratio ${r(l.heads)}), their payloads ${l.payloads} ` +
+    `(ratio ${r(l.payloads)}): the payloads alone bound the ratio without fewer frames; payload bytes by kind: ` +
+    `${l.byKind.map(([k, n]) => `${k} ${n}`).join(', ')}; ` +
     'the replies repeat one sentence, which compresses further than prose'
   );
 }
@@ -92,19 +104,31 @@ export const recordingSuite: BenchSuite = {
       const bytes = temporal.api.history.v1.History.encode(await h.fetchHistory()).finish();
       return { protobuf: bytes.byteLength, gzip: gzipSync(bytes).byteLength };
     };
-    // Where a tape's bytes go: frame heads are a fixed 84 bytes each, so with the payloads compressed they bound
-    // how small this format can make the tape (FORMAT.md); printed beside the ratio.
+    // Where a tape's bytes go: frame heads are a fixed size each (FORMAT.md: 32 bytes from version 3, 84
+    // before), the rest is payloads; printed beside the ratio.
     const tapeOf = (dir: string, workflowId: string) => {
       const f = readdirSync(dir).find((n) => n.startsWith(`${workflowId}--`) && n.endsWith('.jbx'));
       if (!f) throw new Error(`no tape of ${workflowId} in ${dir}`);
       const file = path.join(dir, f);
       const tape = readTape(file);
       const blobs = tape.frames.filter((x) => x.kind === 'blob');
+      const payloads = (fs: typeof tape.frames) => fs.reduce((n, x) => n + x.payloadLength, 0);
+      const all = tape.frames.reduce((n, x) => n + x.length, 0);
       return {
         bytes: statSync(file).size,
         version: tape.version,
         frames: tape.frames.length,
-        heads: tape.frames.length * 84,
+        heads: all - payloads(tape.frames),
+        headBytes: tape.frames.length ? (all - payloads(tape.frames)) / tape.frames.length : 0,
+        payloads: payloads(tape.frames),
+        byKind: [
+          ...tape.frames.reduce(
+            (m, x) => m.set(String(x.kind), (m.get(String(x.kind)) ?? 0) + x.payloadLength),
+            new Map<string, number>(),
+          ),
+        ]
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 5),
         blobs: blobs.length,
         compressed: blobs.filter((x) => x.compressed).length,
       };

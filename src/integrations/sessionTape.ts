@@ -63,7 +63,7 @@ export class SessionTape {
           kind: 'llm.chunk',
           step,
           recordedAtUs: startUs,
-          payload: await packChunks(batch, (b) => s.putBlob(b, step)),
+          payload: await packChunks(batch, s.chunkBlobs(step)),
         });
     };
     return {

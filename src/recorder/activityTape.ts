@@ -206,7 +206,7 @@ export class ActivityTape {
   }
 
   /**
-   * The chunks streamed since the last frame become one llm.chunk frame. A frame (84 bytes of head) per chunk
+   * The chunks streamed since the last frame become one llm.chunk frame. A frame (84 bytes of head in format version 2, 32 since) per chunk
    * was half of a tape's bytes for a few bytes of text each; they reach the disk together at the step's end
    * either way, so batching loses nothing.
    */
@@ -216,7 +216,7 @@ export class ActivityTape {
     this.chunks = [];
     this.frame(
       'llm.chunk',
-      async (s) => ({ ...this.ids, ...(await packChunks(chunks, (b) => s.putBlob(b, this.step))) }),
+      async (s) => ({ ...this.ids, ...(await packChunks(chunks, s.chunkBlobs(this.step))) }),
       this.chunksStartUs,
     );
   }

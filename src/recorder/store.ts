@@ -13,6 +13,7 @@ import {
   type AppendedFrame,
   type AppendFrame,
   type BlobRef,
+  type ChunkBlobs,
   openTape,
   type SealInfo,
   STEP_CLOSING_KINDS,
@@ -123,6 +124,14 @@ export class TapeSession {
   }
   putBlob(bytes: Uint8Array, step: number): Promise<BlobRef> {
     return this.writer.putBlob(bytes, { step });
+  }
+  /** Where a batch of streamed chunks stores its blobs (its entries as one only in a format-3 tape). */
+  chunkBlobs(step: number): ChunkBlobs {
+    const w = this.writer;
+    return {
+      blob: (bytes) => w.putBlob(bytes, { step }),
+      value: w.version >= 3 ? (value) => w.putValue(value, { step }) : undefined,
+    };
   }
   intern(messages: readonly unknown[], step: number): Promise<BlobRef | null> {
     return internRemembered(this.writer, messages, { step });

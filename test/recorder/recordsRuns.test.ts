@@ -5,7 +5,15 @@ import type { ResearchOutput } from '../../examples/sample/agent';
 import { researchTools } from '../../examples/sample/tools';
 import { localEndpoints } from '../../src/llm';
 import { TapeStore } from '../../src/recorder';
-import { BlobRef, chunkEntries, readTape, type Tape, verifyTape } from '../../src/recorder/tape';
+import {
+  BlobRef,
+  chunkEntries,
+  derefValue,
+  ENTRIES_BLOB_MIN,
+  readTape,
+  type Tape,
+  verifyTape,
+} from '../../src/recorder/tape';
 import { startAgent } from '../../src/temporal';
 import { type ModelServer, startModelServer } from '../../src/testing/modelserver';
 import { connectTestWorker } from '../support/temporal';
@@ -106,10 +114,15 @@ describe('a recorded run', () => {
     expect(step0.at(-2)).toBe('llm.response');
     expect(step0.at(-1)).toBe('activity.complete');
 
-    const stored = payloads(tape, 'llm.chunk')[0]! as { chunks: unknown[][]; text: unknown };
-    // The batch's text is stored once, as a blob; each entry keeps its delta's length.
+    const stored = payloads(tape, 'llm.chunk')[0]! as { chunks: unknown; text: unknown };
+    // The batch's text is stored once, as a blob; each entry keeps its delta's length; a batch of 8 or more
+    // entries is a blob of its own.
     expect(stored.text).toBeInstanceOf(BlobRef);
-    expect(stored.chunks.every((c) => c[2] === null || typeof c[2] === 'number')).toBe(true);
+    const packed = (
+      stored.chunks instanceof BlobRef ? derefValue(tape, stored.chunks) : stored.chunks
+    ) as unknown[][];
+    expect(stored.chunks instanceof BlobRef).toBe(packed.length >= ENTRIES_BLOB_MIN);
+    expect(packed.every((c) => c[2] === null || typeof c[2] === 'number')).toBe(true);
     const chunkFrame = { chunks: chunkEntries(stored, tape.blobs) as Array<[number, number, string | null]> };
     expect(chunkFrame.chunks.length).toBeGreaterThan(4);
     expect(chunkFrame.chunks.map((c) => c[0])).toEqual(chunkFrame.chunks.map((_, i) => i));

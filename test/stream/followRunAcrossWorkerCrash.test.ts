@@ -8,7 +8,7 @@ import { stepScript } from '../../examples/sample/stepScript';
 import { temporalConfigFromEnv } from '../../servers/devserver/config';
 import { startViewer, type Viewer } from '../../src/cli/viewer';
 import { tapeFileName } from '../../src/recorder/naming';
-import { BlobRef, chunkEntries, readTape } from '../../src/recorder/tape';
+import { BlobRef, chunkEntries, derefValue, readTape } from '../../src/recorder/tape';
 import {
   followRun,
   followRunAsUIMessageStream,
@@ -208,8 +208,11 @@ describe('followers of a run whose worker is SIGKILLed mid-stream', () => {
     const chunkFrames = tape.frames.filter((f) => f.kind === 'llm.chunk');
     // (a batch of only tool-call pieces has no text, and no text blob).
     expect(chunkFrames.some((f) => (f.payload as { text?: unknown }).text instanceof BlobRef)).toBe(true);
-    for (const f of chunkFrames)
-      expect((f.payload as { chunks: unknown[][] }).chunks.some((c) => typeof c[2] === 'string')).toBe(false);
+    for (const f of chunkFrames) {
+      const { chunks } = f.payload as { chunks: unknown };
+      const packed = (chunks instanceof BlobRef ? derefValue(tape, chunks) : chunks) as unknown[][];
+      expect(packed.some((c) => typeof c[2] === 'string')).toBe(false);
+    }
     const tokens = first.filter((i) => i.kind === 'token');
     expect(tokens.map((t) => t.text)).toEqual(
       chunkFrames.map((f) =>

@@ -166,7 +166,7 @@ export function frameLine(f: TapeFrame, blobs: Blobs, t0Us: number): string {
       break;
     case 'blob': {
       const b = blobs.get(f.blobKey!);
-      const stored = f.length - 84;
+      const stored = f.payloadLength;
       what = f.compressed
         ? `${f.blobKey!.slice(0, 16)} ${b?.bytes.byteLength ?? '?'} bytes ${f.encoding}, stored deflated in ${stored}`
         : `${f.blobKey!.slice(0, 16)} ${stored} bytes ${b?.encoding ?? f.encoding}`;

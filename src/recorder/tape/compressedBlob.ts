@@ -1,5 +1,5 @@
 /**
- * Compressed blob frames (format version 2, FORMAT.md "Compressed blobs"): the payload is the blob's 32-byte key
+ * Compressed blob frames (format versions 2 and 3, FORMAT.md "Compressed blobs"): the payload is the blob's 32-byte key
  * followed by its bytes as one raw DEFLATE stream (RFC 1951). The frame's payload hash covers the stored bytes,
  * as for every frame, so the chain still authenticates every byte of the file; the key is checked against the
  * inflated bytes, so a blob keeps the content address it would have had uncompressed.

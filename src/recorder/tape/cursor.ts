@@ -5,8 +5,29 @@
  */
 import { inflateBlob } from './compressedBlob';
 import { TapeCorruptError, TapeLimitError, type TapeLocation } from './errors';
-import { CHAINED_BYTES, FRAME_HEAD_BYTES, PAYLOAD_HASH_AT, readHeadFields } from './frame';
-import { blake3, bytesEqual, bytesEqualAt, chainNext, HASH_BYTES, toHex, toHexAt } from './hash';
+import {
+  CHAIN_CHECK_AT,
+  CHAIN_CHECK_BYTES,
+  CHAINED_BYTES,
+  compactHeadIntact,
+  FRAME_HEAD_BYTES,
+  frameHeadBytes,
+  HEAD_CHECK_AT,
+  HEAD_FIELDS_BYTES,
+  PAYLOAD_HASH_AT,
+  readHeadFields,
+  u32,
+} from './frame';
+import {
+  blake3,
+  bytesEqual,
+  bytesEqualAt,
+  chainNext,
+  chainNextParts,
+  HASH_BYTES,
+  toHex,
+  toHexAt,
+} from './hash';
 import { type FormatVersion, parseHeader, type TapeHeader } from './header';
 import {
   ENCODING_MSGPACK,
@@ -28,8 +49,10 @@ export interface TapeFrame {
   index: number;
   /** Byte offset of the frame's first byte. */
   offset: number;
-  /** Whole frame length, fixed head included. */
+  /** Whole frame length, fixed head included (84 bytes in a version-1 or -2 tape, 32 in a version-3 one). */
   length: number;
+  /** The stored payload's length: `length` less the head (for a compressed blob, its deflated bytes). */
+  payloadLength: number;
   /** `undefined` for a kind code this version does not define; the frame still verified. */
   kind: FrameKind | undefined;
   kindCode: number;
@@ -38,7 +61,7 @@ export interface TapeFrame {
   recordedAtUs: number;
   /** What the payload is; for a compressed blob frame, what it is once inflated. */
   encoding: PayloadEncoding;
-  /** A compressed blob frame (version 2): its stored payload is the key and a DEFLATE stream. */
+  /** A compressed blob frame (version 2 and later): its stored payload is the key and a DEFLATE stream. */
   compressed: boolean;
   /** BLAKE3-256 of the stored payload bytes, hex. */
   payloadHash: string;
@@ -85,12 +108,13 @@ export interface CursorOptions {
 }
 
 /**
- * A frame as the cursor returns it. Its two hashes are read as hex only when asked for: after verification
- * they equal the head's own bytes, and most consumers never look at them, while hex-encoding both cost more
+ * A frame as the cursor returns it. Its two hashes are made hex only when asked for (after verification they
+ * equal what the cursor computed), as most consumers never look at them, while hex-encoding both cost more
  * than a frame's BLAKE3.
  */
 class VerifiedFrame implements TapeFrame {
-  #head: Uint8Array;
+  #payloadHashBytes: Uint8Array;
+  #chainBytes: Uint8Array;
   #payloadHash: string | undefined;
   #chain: string | undefined;
   /** A compressed blob's key, which its payload carries (an uncompressed blob's is its payload hash). */
@@ -100,6 +124,7 @@ class VerifiedFrame implements TapeFrame {
     readonly index: number,
     readonly offset: number,
     readonly length: number,
+    readonly payloadLength: number,
     readonly kind: FrameKind | undefined,
     readonly kindCode: number,
     readonly step: number,
@@ -107,10 +132,12 @@ class VerifiedFrame implements TapeFrame {
     readonly encoding: PayloadEncoding,
     readonly payload: unknown,
     readonly refs: string[],
-    head: Uint8Array,
+    payloadHash: Uint8Array,
+    chain: Uint8Array,
     storedKey: string | undefined,
   ) {
-    this.#head = head;
+    this.#payloadHashBytes = payloadHash;
+    this.#chainBytes = chain;
     this.#storedKey = storedKey;
   }
 
@@ -123,12 +150,12 @@ class VerifiedFrame implements TapeFrame {
   }
 
   get payloadHash(): string {
-    this.#payloadHash ??= toHexAt(this.#head, PAYLOAD_HASH_AT, HASH_BYTES);
+    this.#payloadHash ??= toHex(this.#payloadHashBytes);
     return this.#payloadHash;
   }
 
   get chain(): string {
-    this.#chain ??= toHexAt(this.#head, CHAINED_BYTES, HASH_BYTES);
+    this.#chain ??= toHex(this.#chainBytes);
     return this.#chain;
   }
 
@@ -138,6 +165,7 @@ class VerifiedFrame implements TapeFrame {
       index: this.index,
       offset: this.offset,
       length: this.length,
+      payloadLength: this.payloadLength,
       kind: this.kind,
       kindCode: this.kindCode,
       step: this.step,
@@ -155,8 +183,13 @@ class VerifiedFrame implements TapeFrame {
 
 export class TapeCursor {
   readonly header: TapeHeader;
-  /** The tape's format version (FORMAT.md): 1, or 2 where blobs may be stored compressed. */
+  /**
+   * The tape's format version (FORMAT.md): 1; 2, where blobs may be stored compressed; 3, which adds the 32-byte
+   * frame head.
+   */
   readonly version: FormatVersion;
+  /** The length of each frame's head in this tape: 84 bytes, or 32 from version 3. */
+  readonly headBytes: number;
   /** BLAKE3 of the header; the chain's seed, hex. */
   readonly headerChecksum: string;
   readonly file: string;
@@ -187,6 +220,7 @@ export class TapeCursor {
     const parsed = parseHeader((o, l) => source.read(o, l), source.name, this.limits);
     this.header = parsed.header;
     this.version = parsed.version;
+    this.headBytes = frameHeadBytes(parsed.version);
     this.headerChecksum = toHex(parsed.checksum);
     this.chainBytes = parsed.checksum;
     this.offset = parsed.end;
@@ -237,23 +271,31 @@ export class TapeCursor {
       return undefined;
     }
     // A crash can leave a partial frame, or a zero-filled extent where the filesystem grew the file first.
-    if (left < FRAME_HEAD_BYTES) return this.tear();
+    const headLength = this.headBytes;
+    if (left < headLength) return this.tear();
     // The head's fields are read where they lie in the source's window: no per-frame copies of its hashes.
-    const headBytes = this.source.read(start, FRAME_HEAD_BYTES);
+    const headBytes = this.source.read(start, headLength);
     const head = readHeadFields(headBytes);
     if (head.length === 0 && this.zeroFrom(start)) return this.tear();
-    const chain = chainNext(this.chainBytes, headBytes.subarray(0, CHAINED_BYTES));
-    if (!bytesEqualAt(chain, 0, headBytes, CHAINED_BYTES, HASH_BYTES)) {
+    // The length is authenticated before it is trusted: by the chain in an 84-byte head (which stores the
+    // payload's hash), by the head's CRC-32 in a 32-byte one; the payload's part of the chain is checked below.
+    let chain: Uint8Array | undefined;
+    if (headLength === FRAME_HEAD_BYTES) {
+      chain = chainNext(this.chainBytes, headBytes.subarray(0, CHAINED_BYTES));
+      if (!bytesEqualAt(chain, 0, headBytes, CHAINED_BYTES, HASH_BYTES)) {
+        throw this.corrupt(
+          'chain',
+          `chain hash mismatch (stored ${toHexAt(headBytes, CHAINED_BYTES, HASH_BYTES)}, expected ${toHex(chain)}): this frame's head was edited, or frames were removed or reordered before it`,
+        );
+      }
+    } else if (!compactHeadIntact(headBytes)) {
       throw this.corrupt(
-        'chain',
-        `chain hash mismatch (stored ${toHexAt(headBytes, CHAINED_BYTES, HASH_BYTES)}, expected ${toHex(chain)}): this frame's head was edited, or frames were removed or reordered before it`,
+        'head-check',
+        `frame head check mismatch (stored CRC-32 ${u32(headBytes, HEAD_CHECK_AT).toString(16).padStart(8, '0')} does not match bytes 0..${HEAD_FIELDS_BYTES} of the head): this frame's head was edited or overwritten`,
       );
     }
-    if (head.length < FRAME_HEAD_BYTES) {
-      throw this.corrupt(
-        'frame-length',
-        `frame length ${head.length} is below the ${FRAME_HEAD_BYTES}-byte head`,
-      );
+    if (head.length < headLength) {
+      throw this.corrupt('frame-length', `frame length ${head.length} is below the ${headLength}-byte head`);
     }
     if (head.length > this.limits.maxFrameBytes) {
       throw new TapeLimitError(
@@ -269,13 +311,25 @@ export class TapeCursor {
     const encoding = encodingName(head.encoding);
     if (encoding === undefined)
       throw this.corrupt('encoding', `unknown payload encoding ${head.encoding}`, start + 5);
-    const payload = this.source.read(start + FRAME_HEAD_BYTES, head.length - FRAME_HEAD_BYTES);
+    const payload = this.source.read(start + headLength, head.length - headLength);
     const payloadHash = blake3(payload);
-    if (!bytesEqualAt(payloadHash, 0, headBytes, PAYLOAD_HASH_AT, HASH_BYTES)) {
-      throw this.corrupt(
-        'payload-hash',
-        `payload hash mismatch (stored ${toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES)}, computed ${toHex(payloadHash)})`,
-      );
+    if (chain !== undefined) {
+      if (!bytesEqualAt(payloadHash, 0, headBytes, PAYLOAD_HASH_AT, HASH_BYTES)) {
+        throw this.corrupt(
+          'payload-hash',
+          `payload hash mismatch (stored ${toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES)}, computed ${toHex(payloadHash)})`,
+        );
+      }
+      // The stored chain equals the computed one: keep the window's bytes, not another copy.
+      chain = headBytes.subarray(CHAINED_BYTES, CHAINED_BYTES + HASH_BYTES);
+    } else {
+      chain = chainNextParts(this.chainBytes, headBytes.subarray(0, HEAD_FIELDS_BYTES), payloadHash);
+      if (!bytesEqualAt(chain, 0, headBytes, CHAIN_CHECK_AT, CHAIN_CHECK_BYTES)) {
+        throw this.corrupt(
+          'chain',
+          `chain check mismatch (stored ${toHexAt(headBytes, CHAIN_CHECK_AT, CHAIN_CHECK_BYTES)}, expected ${toHex(chain.subarray(0, CHAIN_CHECK_BYTES))}): this frame's payload was edited, or frames were removed or reordered before it`,
+        );
+      }
     }
     const kind = kindName(head.kind);
     const refs: string[] = [];
@@ -287,11 +341,11 @@ export class TapeCursor {
       if (this.version < 2 || kind !== 'blob') {
         throw this.corrupt(
           'encoding',
-          `payload encoding ${head.encoding} (a compressed blob) is only valid for blob frames of a version-2 tape`,
+          `payload encoding ${head.encoding} (a compressed blob) is only valid for blob frames of a version-2 or later tape`,
           start + 5,
         );
       }
-      const inflated = inflateBlob(payload, this.limits.maxFrameBytes - FRAME_HEAD_BYTES);
+      const inflated = inflateBlob(payload, this.limits.maxFrameBytes - headLength);
       if (!inflated.ok) {
         if (inflated.reason === 'limit')
           throw new TapeLimitError('maxFrameBytes', inflated.detail, this.loc());
@@ -340,7 +394,7 @@ export class TapeCursor {
       this.seal = value as SealInfo;
       this.sealed = true;
     } else if (kind === 'blob') {
-      const hashHex = key ?? toHexAt(headBytes, PAYLOAD_HASH_AT, HASH_BYTES);
+      const hashHex = key ?? toHex(payloadHash);
       if (this.blobs.has(hashHex))
         throw this.corrupt('duplicate-blob', `blob ${hashHex} is stored a second time`);
       this.blobs.set(hashHex, {
@@ -358,6 +412,7 @@ export class TapeCursor {
       this.frameCount,
       start,
       head.length,
+      head.length - headLength,
       kind,
       head.kind,
       head.step,
@@ -365,11 +420,11 @@ export class TapeCursor {
       encoding,
       value,
       refs,
-      headBytes,
+      payloadHash,
+      chain,
       key,
     );
-    // The stored chain equals the computed one: keep the window's bytes, not another copy.
-    this.chainBytes = headBytes.subarray(CHAINED_BYTES, CHAINED_BYTES + HASH_BYTES);
+    this.chainBytes = chain;
     this.offset = start + head.length;
     this.frameCount++;
     if (head.step > this.maxStep) this.maxStep = head.step;

@@ -70,13 +70,20 @@ export class TapeCorruptError extends TapeError {
 crossRealmError('TapeCorruptError', TapeCorruptError);
 
 /** The file is a Jukebox tape, but of a format version this reader does not know. */
+/** `1`, `1 and 2`, `1, 2 and 3`. */
+function listed(versions: readonly number[]): string {
+  return versions.length < 2
+    ? versions.join('')
+    : `${versions.slice(0, -1).join(', ')} and ${versions.at(-1)}`;
+}
+
 export class TapeVersionError extends TapeError {
   readonly version: number;
   constructor(version: number, supported: readonly number[], loc: TapeLocation) {
     super(
       'TAPE_VERSION',
       'version',
-      `format version ${version} is not supported (this reader knows ${supported.join(' and ')}); a newer Jukebox may read it`,
+      `format version ${version} is not supported (this reader knows ${listed(supported)}); a newer Jukebox may read it`,
       loc,
     );
     this.version = version;

@@ -90,6 +90,35 @@ export function chainNext(previous: Uint8Array, frameFields: Uint8Array): Uint8A
   return new Uint8Array(d.buffer, d.byteOffset, HASH_BYTES);
 }
 
+/**
+ * The same chain step with the frame's 52 bytes given as its head fields (bytes 0..20) and its payload's BLAKE3:
+ * a version-3 head does not store the hash, so there are no 52 contiguous bytes to pass.
+ */
+export function chainNextParts(
+  previous: Uint8Array,
+  headFields: Uint8Array,
+  payloadHash: Uint8Array,
+): Uint8Array {
+  if (previous.byteLength + headFields.byteLength + payloadHash.byteLength !== CHAIN_INPUT_BYTES) {
+    const joined = new Uint8Array(headFields.byteLength + payloadHash.byteLength);
+    joined.set(headFields, 0);
+    joined.set(payloadHash, headFields.byteLength);
+    return chainNext(previous, joined);
+  }
+  chainInput.set(previous, 0);
+  chainInput.set(headFields, previous.byteLength);
+  chainInput.set(payloadHash, previous.byteLength + headFields.byteLength);
+  if (blake2b512) {
+    blake2b512.init();
+    blake2b512.update(chainInput);
+    return blake2b512.digest('binary').subarray(0, HASH_BYTES);
+  }
+  const d = oneShot
+    ? oneShot('blake2b512', chainInput, 'buffer')
+    : crypto.createHash('blake2b512').update(chainInput).digest();
+  return new Uint8Array(d.buffer, d.byteOffset, HASH_BYTES);
+}
+
 /** Whether `a[aAt..aAt+length)` equals `b[bAt..bAt+length)`: compares hashes where they lie, copying nothing. */
 export function bytesEqualAt(
   a: Uint8Array,

@@ -15,10 +15,10 @@ import { decodePayload, encodePayload, scanPayload } from './payload';
 
 export const MAGIC = new Uint8Array([0x4a, 0x42, 0x58, 0x54, 0x41, 0x50, 0x45, 0x00]); // "JBXTAPE\0"
 /** The version new tapes are written in. */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 /** Versions this reader reads; a writer continuing a tape keeps the version the tape has (FORMAT.md). */
-export const READABLE_VERSIONS: readonly number[] = [1, 2];
-export type FormatVersion = 1 | 2;
+export const READABLE_VERSIONS: readonly number[] = [1, 2, 3];
+export type FormatVersion = 1 | 2 | 3;
 export const PREAMBLE_BYTES = 16;
 
 export interface TapeParent {

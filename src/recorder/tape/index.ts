@@ -4,7 +4,7 @@
  * message interning for conversations.
  */
 export { BlobRef, blobRef } from './blobRef';
-export { type ChunkEntry, chunkEntries, packChunks } from './chunks';
+export { type ChunkBlobs, type ChunkEntry, chunkEntries, ENTRIES_BLOB_MIN, packChunks } from './chunks';
 export { COMPRESS_MAX_BYTES, COMPRESS_MIN_BYTES } from './compressedBlob';
 export {
   type CursorOptions,

@@ -1,6 +1,7 @@
 /**
- * The seal payload: a fixed 48-byte record, so a sealed tape always ends in a 132-byte frame that a reader can
- * find by seeking to the end, and whose counts let it check that nothing was dropped before the seal.
+ * The seal payload: a fixed 48-byte record, so a sealed tape always ends in a frame of fixed size (80 bytes from
+ * format version 3, 132 before) that a reader can find by seeking to the end, and whose counts let it check
+ * that nothing was dropped before the seal.
  */
 import { HASH_BYTES } from './hash';
 

@@ -1,7 +1,6 @@
 /** A structured health report for a tape, for CLIs and recovery code that must not throw on bad files. */
 import { type CursorOptions, openTape, type TornTail } from './cursor';
 import { TapeError } from './errors';
-import { FRAME_HEAD_BYTES } from './frame';
 import { openSource } from './source';
 
 export interface VerifyReport {
@@ -56,7 +55,7 @@ export function verifyTape(input: string | Uint8Array, options: CursorOptions = 
         return {
           ok: false,
           sealed: false,
-          frames: cursor.frameCount + walkFrames(input, cursor.offset),
+          frames: cursor.frameCount + walkFrames(input, cursor.offset, cursor.headBytes),
           recoverableFrames: cursor.frameCount,
           firstBadFrame: err.frameIndex,
           offset: err.offset,
@@ -97,16 +96,16 @@ function sizeOf(input: string | Uint8Array): number {
 }
 
 /** Counts plausible frames from `offset` by their length fields alone (at least the bad one itself). */
-function walkFrames(input: string | Uint8Array, offset: number): number {
+function walkFrames(input: string | Uint8Array, offset: number, headBytes: number): number {
   const s = openSource(input);
   try {
     let n = 0;
     let o = offset;
-    while (o + FRAME_HEAD_BYTES <= s.size) {
+    while (o + headBytes <= s.size) {
       const b = s.read(o, 4);
       const len = new DataView(b.buffer, b.byteOffset, 4).getUint32(0, true);
       n++;
-      if (len < FRAME_HEAD_BYTES || o + len > s.size) break;
+      if (len < headBytes || o + len > s.size) break;
       o += len;
     }
     return Math.max(n, 1);

@@ -10,7 +10,7 @@ import { BlobRef } from './blobRef';
 import { compressBlob } from './compressedBlob';
 import { openTape, type SealInfo, type TornTail } from './cursor';
 import { TapeLimitError, TapeSealedError, TapeUsageError, TapeWriterUnavailableError } from './errors';
-import { encodeFrame, FRAME_HEAD_BYTES } from './frame';
+import { encodeFrame, frameHeadBytes } from './frame';
 import { blake3, toHex } from './hash';
 import { encodeHeader, FORMAT_VERSION, type FormatVersion, headerProblem, type TapeHeader } from './header';
 import {
@@ -41,13 +41,13 @@ export interface WriterOptions {
   /** Clock for `recordedAtUs`, microseconds since the epoch; injectable for deterministic tests. */
   nowUs?: () => number;
   /**
-   * Store blobs compressed where that saves an eighth or more (default true). Only a version-2 tape can hold
-   * compressed blobs; a version-1 tape being continued never gets them.
+   * Store blobs compressed where that saves an eighth or more (default true). Only a version-2 or later tape can
+   * hold compressed blobs; a version-1 tape being continued never gets them.
    */
   compress?: boolean;
   /**
-   * The format version of a tape this writer creates (default FORMAT_VERSION, 2). Version 1 is for tapes that
-   * readers from before version 2 must read. A tape that exists keeps its own version.
+   * The format version of a tape this writer creates (default FORMAT_VERSION, 3). Versions 1 and 2 are for tapes
+   * that readers from before version 2 or 3 must read. A tape that exists keeps its own version.
    */
   formatVersion?: FormatVersion;
 }
@@ -131,6 +131,8 @@ export class TapeWriter {
   readonly header: TapeHeader;
   /** The tape's format version: new tapes get WriterOptions.formatVersion, continued ones keep theirs. */
   readonly version: FormatVersion;
+  /** Its frames' head length: 84 bytes to version 2, 32 from version 3. */
+  private readonly headBytes: number;
   /** Set when reopening dropped an incomplete last frame. */
   readonly recoveredTornTail: TornTail | null;
 
@@ -172,6 +174,7 @@ export class TapeWriter {
     this.path = init.path;
     this.header = init.header;
     this.version = init.version;
+    this.headBytes = frameHeadBytes(init.version);
     this.compress = init.version >= 2 && (init.options.compress ?? true);
     this.fh = init.fh;
     this.policy = init.options.fsync ?? 'step';
@@ -443,7 +446,7 @@ export class TapeWriter {
     if (!Number.isSafeInteger(recordedAtUs) || recordedAtUs < 0) {
       throw new TapeUsageError(`tape ${this.path}: recordedAtUs must be a non-negative integer`);
     }
-    const length = 84 + payload.byteLength;
+    const length = this.headBytes + payload.byteLength;
     if (length > this.limits.maxFrameBytes) {
       throw new TapeLimitError(
         'maxFrameBytes',
@@ -456,7 +459,12 @@ export class TapeWriter {
         },
       );
     }
-    const enc = encodeFrame(this.chainBytes, { kind: kindCode(kind), encoding, step, recordedAtUs }, payload);
+    const enc = encodeFrame(
+      this.chainBytes,
+      { kind: kindCode(kind), encoding, step, recordedAtUs },
+      payload,
+      this.version,
+    );
     const info = new AppendedFrameInfo(this.frames, this.offset, length, enc.payloadHash, enc.chain);
     this.chainBytes = enc.chain;
     this.offset += length;
@@ -607,7 +615,7 @@ export class TapeWriter {
     }
     // A blob the reader could not inflate within its frame limit is not compressed (and fails the limit as it is).
     const packed =
-      this.compress && FRAME_HEAD_BYTES + bytes.byteLength <= this.limits.maxFrameBytes
+      this.compress && this.headBytes + bytes.byteLength <= this.limits.maxFrameBytes
         ? compressBlob(bytes, hash)
         : undefined;
     const encoding = encodingCode(msgpack ? 'msgpack' : 'raw', packed !== undefined);

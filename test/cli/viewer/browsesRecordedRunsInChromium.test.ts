@@ -272,7 +272,10 @@ describe('jbx view in headless Chromium: list → run → step → playback → 
     expect(await banner.locator('.where').textContent()).toMatch(
       new RegExp(`frame ${damaged.frame} at byte \\d+ failed verification \\(TAPE_CORRUPT\\)`),
     );
-    expect(await banner.locator('.reason').textContent()).toMatch(/payload hash mismatch/);
+    // A format-3 frame keeps 8 bytes of the chain, which the flipped payload byte no longer matches.
+    expect(await banner.locator('.reason').textContent()).toMatch(
+      /chain check mismatch \(stored [0-9a-f]{16}, expected [0-9a-f]{16}\): this frame's payload was edited/,
+    );
     expect(await banner.textContent()).toContain(`Showing the ${damaged.frame} frames before the fault`);
     const rows = await page.locator('ol.timeline li.row').count();
     expect(rows).toBeGreaterThan(0);

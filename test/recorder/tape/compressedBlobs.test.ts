@@ -39,6 +39,7 @@ function craft(
       chain,
       { kind: kindCode(f.kind as 'blob'), encoding: f.encoding, step: 0, recordedAtUs: 1 },
       f.payload,
+      version,
     );
     parts.push(enc.bytes);
     chain = enc.chain;
@@ -48,10 +49,10 @@ function craft(
 
 const keyed = (key: Uint8Array, stream: Uint8Array) => new Uint8Array(Buffer.concat([key, stream]));
 
-describe('version-2 tapes store blobs compressed', () => {
+describe('version-2 and later tapes store blobs compressed', () => {
   it('deflates a compressible blob, keeps its content address, and reads back the same bytes', async () => {
     const bytes = await makeTape(async (w) => {
-      expect(w.version).toBe(2);
+      expect(w.version).toBe(3);
       const ref = await w.putValue(REPLY, { step: 0 });
       await w.append({ kind: 'llm.response', step: 0, payload: { message: ref } });
     });
@@ -64,7 +65,8 @@ describe('version-2 tapes store blobs compressed', () => {
     expect(blobFrame.payloadHash).not.toBe(blobFrame.blobKey);
     // 1,243 bytes of MessagePack stored as the key and a DEFLATE stream of under 150 bytes.
     expect(plain.byteLength).toBe(1243);
-    expect(blobFrame.length - 84).toBeLessThan(32 + 150);
+    expect(blobFrame.length).toBe(32 + blobFrame.payloadLength);
+    expect(blobFrame.payloadLength).toBeLessThan(32 + 150);
     const blob = tape.blobs.get(blobFrame.blobKey!)!;
     expect(Buffer.from(blob.bytes).equals(Buffer.from(plain))).toBe(true);
     expect(decodeBlob(blob)).toEqual(REPLY);
@@ -81,7 +83,7 @@ describe('version-2 tapes store blobs compressed', () => {
     const blobs = readTape(bytes).frames.filter((f) => f.kind === 'blob');
     expect(blobs.map((f) => f.compressed)).toEqual([false, false]);
     expect(blobs[1]!.blobKey).toBe(hex(blake3(noise)));
-    expect(blobs[1]!.length).toBe(84 + 4096);
+    expect(blobs[1]!.length).toBe(32 + 4096);
   });
 
   it('writes no compressed blob when compression is off', async () => {
@@ -92,7 +94,7 @@ describe('version-2 tapes store blobs compressed', () => {
     });
     const [blob] = readTape(bytes).frames;
     expect(blob!.compressed).toBe(false);
-    expect(blob!.length).toBe(84 + 1243);
+    expect(blob!.length).toBe(32 + 1243);
   });
 
   it('dedupes a blob by its content address whether or not it was stored compressed', async () => {
@@ -159,16 +161,19 @@ describe('version-1 tapes keep reading and keep their version', () => {
     expect(tape.sealed).toBe(true);
   });
 
-  it('a version-2 tape reopened stays version 2 and keeps compressing', async () => {
+  it('a version-2 tape reopened stays version 2, with 84-byte heads, and keeps compressing', async () => {
     const p = t.path('v2.jbx');
-    const w = await TapeWriter.open(p, HEADER, { fsync: 'none' });
+    const w = await TapeWriter.open(p, HEADER, { fsync: 'none', formatVersion: 2 });
     await w.putValue({ role: 'user', content: 'first' });
     await w.close();
     const again = await TapeWriter.open(p, HEADER, { fsync: 'none' });
     expect(again.version).toBe(2);
     await again.putValue(REPLY);
     await again.close();
-    expect(readTape(p).frames.map((f) => f.compressed)).toEqual([false, true]);
+    const tape = readTape(p);
+    expect(readFileSync(p).readUInt16LE(8)).toBe(2);
+    expect(tape.frames.map((f) => f.compressed)).toEqual([false, true]);
+    expect(tape.frames.map((f) => f.length - f.payloadLength)).toEqual([84, 84]);
   });
 
   it('copies of either version verify with the same reader', async () => {
@@ -227,14 +232,18 @@ describe('a hostile or damaged compressed blob is a typed error at its frame', (
     expect(readTape(bytes).frames[0]!.blobKey).toBe(hex(blake3(zeros)));
   });
 
-  it('compressed encodings outside a version-2 blob frame are corrupt encodings', () => {
+  it('compressed encodings outside a version-2 or later blob frame are corrupt encodings', () => {
     const inV1 = craft(1, [{ kind: 'blob', encoding: 3, payload: keyed(key, stream) }]);
     expect(() => readTape(inV1)).toThrow(
       expect.objectContaining({ reason: 'encoding', offset: encodeHeader(HEADER, 1).bytes.byteLength + 5 }),
     );
     const notBlob = craft(2, [{ kind: 'llm.request', encoding: 3, payload: keyed(key, stream) }]);
     expect(() => readTape(notBlob)).toThrow(TapeCorruptError);
-    expect(() => readTape(notBlob)).toThrow(/only valid for blob frames of a version-2 tape/);
+    expect(() => readTape(notBlob)).toThrow(/only valid for blob frames of a version-2 or later tape/);
+    const notBlobV3 = craft(3, [{ kind: 'llm.request', encoding: 2, payload: keyed(key, stream) }]);
+    expect(() => readTape(notBlobV3)).toThrow(
+      expect.objectContaining({ reason: 'encoding', offset: encodeHeader(HEADER, 3).bytes.byteLength + 5 }),
+    );
   });
 
   it('the same content stored compressed and then as it is: duplicate-blob', () => {
@@ -247,12 +256,23 @@ describe('a hostile or damaged compressed blob is a typed error at its frame', (
     );
   });
 
-  it('a flipped byte in the stored stream is a payload-hash mismatch: the chain covers every stored byte', async () => {
-    const bytes = await makeTape(async (w) => void (await w.putValue(REPLY)));
-    const last = bytes.slice();
-    const at = last.byteLength - 3;
-    last[at] = last[at]! ^ 0x01;
-    expect(readTape(bytes).frames[0]!.compressed).toBe(true);
-    expect(() => readTape(last)).toThrow(expect.objectContaining({ reason: 'payload-hash' }));
+  it('a flipped byte in the stored stream fails the frame: the chain covers every stored byte', async () => {
+    // Version 2 stores the payload's hash and names the mismatch after it; version 3 recomputes the hash into
+    // the chain, whose stored part then disagrees.
+    for (const [formatVersion, reason] of [
+      [2, 'payload-hash'],
+      [3, 'chain'],
+    ] as const) {
+      const bytes = await makeTape(async (w) => void (await w.putValue(REPLY)), HEADER, {
+        fsync: 'none',
+        nowUs: fakeClock,
+        formatVersion,
+      });
+      const last = bytes.slice();
+      const at = last.byteLength - 3;
+      last[at] = last[at]! ^ 0x01;
+      expect(readTape(bytes).frames[0]!.compressed).toBe(true);
+      expect(() => readTape(last)).toThrow(expect.objectContaining({ reason, frameIndex: 0 }));
+    }
   });
 });

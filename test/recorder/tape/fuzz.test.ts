@@ -9,7 +9,7 @@ import {
   verifyTape,
 } from '../../../src/recorder/tape';
 import { encodeFrame } from '../../../src/recorder/tape/frame';
-import { encodeHeader } from '../../../src/recorder/tape/header';
+import { encodeHeader, FORMAT_VERSION, type FormatVersion } from '../../../src/recorder/tape/header';
 import { HEADER, sampleTape } from './helpers';
 
 /** Reading must end in a result or a TapeError: never another exception, a hang, or a memory blow-up. */
@@ -35,8 +35,9 @@ function readOrTypedError(bytes: Uint8Array, stats: { ok: number; typed: number;
 /** Frames with correct hashes and chain around hostile payloads: the attacker controls everything. */
 function forge(
   frames: Array<{ kind: number; encoding: number; payload: Uint8Array; step?: number }>,
+  version: FormatVersion = FORMAT_VERSION,
 ): Uint8Array {
-  const { bytes: head, checksum } = encodeHeader(HEADER);
+  const { bytes: head, checksum } = encodeHeader(HEADER, version);
   let chain = checksum;
   const parts: Uint8Array[] = [head];
   for (const f of frames) {
@@ -44,6 +45,7 @@ function forge(
       chain,
       { kind: f.kind, encoding: f.encoding, step: f.step ?? 0, recordedAtUs: 1 },
       f.payload,
+      version,
     );
     chain = e.chain;
     parts.push(e.bytes);
@@ -125,16 +127,21 @@ describe('fuzz: only typed errors', () => {
 
   it('frames with valid hashes and chain around arbitrary and hostile payloads', () => {
     const stats = { ok: 0, typed: 0, maxMs: 0 };
-    for (const payload of hostilePayloads) {
-      for (const kind of [kindCode('tool.call'), kindCode('blob'), kindCode('seal'), 200]) {
-        readOrTypedError(forge([{ kind, encoding: 1, payload }]), stats);
+    for (const version of [2, 3] as const) {
+      for (const payload of hostilePayloads) {
+        for (const kind of [kindCode('tool.call'), kindCode('blob'), kindCode('seal'), 200]) {
+          readOrTypedError(forge([{ kind, encoding: 1, payload }], version), stats);
+        }
       }
+      const nested = forge(
+        [{ kind: kindCode('tool.call'), encoding: 1, payload: hostilePayloads[5]! }],
+        version,
+      );
+      expect(() => readTape(nested)).toThrow(TapeLimitError);
+      // A length field past maxFrameBytes is refused before anything is allocated for it.
+      const big = forge([{ kind: kindCode('blob'), encoding: 0, payload: new Uint8Array(2 << 20) }], version);
+      expect(() => readTape(big, { limits: { maxFrameBytes: 1 << 20 } })).toThrow(TapeLimitError);
     }
-    const nested = forge([{ kind: kindCode('tool.call'), encoding: 1, payload: hostilePayloads[5]! }]);
-    expect(() => readTape(nested)).toThrow(TapeLimitError);
-    // A length field past maxFrameBytes is refused before anything is allocated for it.
-    const big = forge([{ kind: kindCode('blob'), encoding: 0, payload: new Uint8Array(2 << 20) }]);
-    expect(() => readTape(big, { limits: { maxFrameBytes: 1 << 20 } })).toThrow(TapeLimitError);
 
     fc.assert(
       fc.property(

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TapeHeader, TapeWriter, type WriterOptions } from '../../../src/recorder/tape';
+import type { FormatVersion } from '../../../src/recorder/tape/header';
 
 export const HEADER: TapeHeader = {
   tapeId: 'tape-1',
@@ -40,30 +41,34 @@ export async function makeTape(
 }
 
 /** A small but representative tape: blobs, refs, identity fields, several kinds, sealed. */
-export async function sampleTape(seal = true): Promise<Uint8Array> {
-  return makeTape(async (w) => {
-    const sys = await w.putValue({ role: 'system', content: 'be brief' }, { step: 0 });
-    const u = await w.putValue({ role: 'user', content: 'hello' }, { step: 0 });
-    await w.append({
-      kind: 'llm.request',
-      step: 0,
-      payload: { model: 'm', messages: [sys, u], workflowId: 'wf-1' },
-    });
-    await w.append({ kind: 'llm.chunk', step: 0, payload: { seq: 0, delta: 'hi' } });
-    await w.append({ kind: 'llm.response', step: 0, payload: { text: 'hi', usage: { in: 3, out: 1 } } });
-    await w.append({
-      kind: 'activity.start',
-      step: 1,
-      payload: { activityId: '1', attempt: 1, activityType: 'tool' },
-    });
-    await w.append({ kind: 'random', step: 1, payload: { values: [0.25, 7] } });
-    await w.append({
-      kind: 'activity.complete',
-      step: 1,
-      payload: { activityId: '1', attempt: 1, result: null },
-    });
-    if (seal) await w.seal({ status: 'completed', result: 'ok' });
-  });
+export async function sampleTape(seal = true, formatVersion?: FormatVersion): Promise<Uint8Array> {
+  return makeTape(
+    async (w) => {
+      const sys = await w.putValue({ role: 'system', content: 'be brief' }, { step: 0 });
+      const u = await w.putValue({ role: 'user', content: 'hello' }, { step: 0 });
+      await w.append({
+        kind: 'llm.request',
+        step: 0,
+        payload: { model: 'm', messages: [sys, u], workflowId: 'wf-1' },
+      });
+      await w.append({ kind: 'llm.chunk', step: 0, payload: { seq: 0, delta: 'hi' } });
+      await w.append({ kind: 'llm.response', step: 0, payload: { text: 'hi', usage: { in: 3, out: 1 } } });
+      await w.append({
+        kind: 'activity.start',
+        step: 1,
+        payload: { activityId: '1', attempt: 1, activityType: 'tool' },
+      });
+      await w.append({ kind: 'random', step: 1, payload: { values: [0.25, 7] } });
+      await w.append({
+        kind: 'activity.complete',
+        step: 1,
+        payload: { activityId: '1', attempt: 1, result: null },
+      });
+      if (seal) await w.seal({ status: 'completed', result: 'ok' });
+    },
+    HEADER,
+    { fsync: 'none', nowUs: fakeClock, formatVersion },
+  );
 }
 
 /** Frame boundaries of a well-formed tape: [offset, end) per frame, plus where frames start. */
