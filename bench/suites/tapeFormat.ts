@@ -3,7 +3,10 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { blake3, chainNext, TapeWriter } from '../../src/recorder/tape';
+import { frameHeadBytes } from '../../src/recorder/tape/frame';
 import { hashersReady, useFallbackHashers } from '../../src/recorder/tape/hash';
+import { FORMAT_VERSION } from '../../src/recorder/tape/header';
+import { encodePayload } from '../../src/recorder/tape/payload';
 import { NO_AGENT_NOTE } from '../breakers';
 import { type BenchResult, type BenchSuite, median, result } from '../harness';
 import { readVerifyAndBound } from '../readBound';
@@ -40,8 +43,9 @@ export const tapeFormatSuite: BenchSuite = {
         agentCodeHash: 'none',
       });
       // The peer: the same number of equally sized raw records written to a descriptor opened once (as the tape
-      // writer keeps its file open), with no hashing, encoding or chain.
-      const raw = Buffer.alloc(84 + 180);
+      // writer keeps its file open), with no hashing, encoding or chain: each as long as the writer's frame,
+      // its head (FORMAT.md, the version new tapes get) and the payload's MessagePack.
+      const raw = Buffer.alloc(frameHeadBytes(FORMAT_VERSION) + encodePayload(payload).byteLength);
       // Interleaved rounds, each side once a round, medians compared, as the hashing rows below are timed: a
       // worker appends frames for as long as it runs, so the steady cost is the figure; the first round, with
       // the JIT still cold on both sides, is printed beside it.
@@ -159,7 +163,7 @@ export const tapeFormatSuite: BenchSuite = {
           'µs',
           'its bound: file read + BLAKE3 + BLAKE2b chain + payload decode + blob inflate of the same bytes',
           read.boundUs,
-          `${read.frames} frames of ~260 bytes; target <= 4 µs a frame; the two hash calls a frame alone (the rows above) take ${((blake3SmallNs + chainNs) / 1000).toFixed(2)} µs here`,
+          `${read.frames} frames of ${raw.byteLength} bytes; target <= 4 µs a frame; the two hash calls a frame alone (the rows above) take ${((blake3SmallNs + chainNs) / 1000).toFixed(2)} µs here`,
         ),
       ];
     } finally {
