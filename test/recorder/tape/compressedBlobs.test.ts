@@ -6,7 +6,9 @@ import { encode } from '@msgpack/msgpack';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   blake3,
+  chunkEntries,
   decodeBlob,
+  derefValue,
   kindCode,
   openTape,
   readTape,
@@ -135,6 +137,44 @@ describe('version-1 tapes keep reading and keep their version', () => {
     expect(cursor.sealed).toBe(true);
     expect(frames).toBe(cursor.seal!.frameCount + 1);
     expect(compressed).toBe(0);
+  });
+
+  it('reads a tape the version-2 recorder wrote (committed fixture): 84-byte heads, compressed blobs, chunk text', () => {
+    // Recorded by Jukebox at 29913b5, the last version-2 writer, in a test run of the research agent.
+    const fixture = join(__dirname, 'fixtures/format2-research.jbx');
+    const tape = readTape(fixture);
+    expect(tape.version).toBe(2);
+    expect(readFileSync(fixture).readUInt16LE(8)).toBe(2);
+    expect(tape.sealed).toBe(true);
+    expect(tape.frames).toHaveLength(139);
+    expect(tape.frames.every((f) => f.length - f.payloadLength === 84)).toBe(true);
+    expect(tape.frames.filter((f) => f.compressed)).toHaveLength(7);
+    expect(verifyTape(fixture)).toMatchObject({ ok: true, sealed: true, frames: 139 });
+    // Its chunk entries are inline, their text one blob a batch: the batches of each model step spell the reply
+    // its llm.response records.
+    const streamed = new Map<string, string>();
+    for (const f of tape.frames.filter((x) => x.kind === 'llm.chunk')) {
+      const p = f.payload as { activityId: string; attempt: number; chunks: unknown };
+      expect(Array.isArray(p.chunks)).toBe(true);
+      const text = chunkEntries(p, tape.blobs)
+        .map((e) => e[2] ?? '')
+        .join('');
+      const key = `${p.activityId}/${p.attempt}`;
+      streamed.set(key, (streamed.get(key) ?? '') + text);
+    }
+    const replies = tape.frames
+      .filter((f) => f.kind === 'llm.response')
+      .map((f) => f.payload as { activityId: string; attempt: number; message: unknown })
+      .map(
+        (p) =>
+          [
+            `${p.activityId}/${p.attempt}`,
+            (derefValue(tape, p.message) as { content?: unknown }).content,
+          ] as const,
+      )
+      .filter(([, content]) => typeof content === 'string' && content !== '');
+    expect(replies.length).toBeGreaterThan(3);
+    for (const [attempt, content] of replies) expect(streamed.get(attempt)).toBe(content);
   });
 
   it('a version-1 tape continued by a version-2 writer gets no compressed blob (reopen and resume)', async () => {
