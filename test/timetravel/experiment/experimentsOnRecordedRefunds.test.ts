@@ -333,10 +333,10 @@ describe('jbx experiment over 50 recorded refund runs', () => {
 
 /**
  * Where step 2 and the commit (step 5) start on a fork's tape and on its recording's. Each streamed model step
- * before them stores its chunk text as one blob frame (FORMAT.md note 2): one frame before step 2, two before
- * the commit.
+ * before them stores its chunk text as one blob frame and, a batch of 8 or more chunks in a format-3 tape, its
+ * chunk entries as another (FORMAT.md note 2): two frames before step 2, four before the commit.
  */
-const FRAME_OF_STEP_2 = 24;
-const PARENT_FRAME_OF_STEP_2 = 20;
-const FRAME_OF_COMMIT = 59;
-const PARENT_FRAME_OF_COMMIT = 55;
+const FRAME_OF_STEP_2 = 25;
+const PARENT_FRAME_OF_STEP_2 = 21;
+const FRAME_OF_COMMIT = 61;
+const PARENT_FRAME_OF_COMMIT = 57;
