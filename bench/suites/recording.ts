@@ -112,15 +112,15 @@ export const recordingSuite: BenchSuite = {
       const file = path.join(dir, f);
       const tape = readTape(file);
       const blobs = tape.frames.filter((x) => x.kind === 'blob');
-      const payloads = (fs: typeof tape.frames) => fs.reduce((n, x) => n + x.payloadLength, 0);
-      const all = tape.frames.reduce((n, x) => n + x.length, 0);
+      const payloads = tape.frames.reduce((n, x) => n + x.payloadLength, 0);
+      const heads = tape.frames.reduce((n, x) => n + x.length, 0) - payloads;
       return {
         bytes: statSync(file).size,
         version: tape.version,
         frames: tape.frames.length,
-        heads: all - payloads(tape.frames),
-        headBytes: tape.frames.length ? (all - payloads(tape.frames)) / tape.frames.length : 0,
-        payloads: payloads(tape.frames),
+        heads,
+        headBytes: tape.frames.length ? heads / tape.frames.length : 0,
+        payloads,
         byKind: [
           ...tape.frames.reduce(
             (m, x) => m.set(String(x.kind), (m.get(String(x.kind)) ?? 0) + x.payloadLength),

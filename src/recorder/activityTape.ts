@@ -206,9 +206,9 @@ export class ActivityTape {
   }
 
   /**
-   * The chunks streamed since the last frame become one llm.chunk frame. A frame (84 bytes of head in format version 2, 32 since) per chunk
-   * was half of a tape's bytes for a few bytes of text each; they reach the disk together at the step's end
-   * either way, so batching loses nothing.
+   * The chunks streamed since the last frame become one llm.chunk frame. A frame per chunk (84 bytes of head in
+   * format version 2, 32 since) was half of a tape's bytes for a few bytes of text each; they reach the disk
+   * together at the step's end either way, so batching loses nothing.
    */
   private emitChunks(): void {
     if (this.chunks.length === 0) return;

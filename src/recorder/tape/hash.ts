@@ -70,23 +70,17 @@ export function blake3(bytes: Uint8Array): Uint8Array {
 
 /** chain_i = BLAKE2b-512(chain_{i-1} || frame bytes 0..52)[0..32). */
 export function chainNext(previous: Uint8Array, frameFields: Uint8Array): Uint8Array {
-  const joined = previous.byteLength + frameFields.byteLength === CHAIN_INPUT_BYTES;
-  if (joined) {
+  if (previous.byteLength + frameFields.byteLength === CHAIN_INPUT_BYTES) {
     chainInput.set(previous, 0);
     chainInput.set(frameFields, previous.byteLength);
+    return hashChainInput();
   }
   if (blake2b512) {
     blake2b512.init();
-    if (joined) blake2b512.update(chainInput);
-    else blake2b512.update(previous).update(frameFields);
+    blake2b512.update(previous).update(frameFields);
     return blake2b512.digest('binary').subarray(0, HASH_BYTES);
   }
-  let d: Buffer;
-  if (oneShot && joined) {
-    d = oneShot('blake2b512', chainInput, 'buffer');
-  } else {
-    d = crypto.createHash('blake2b512').update(previous).update(frameFields).digest();
-  }
+  const d = crypto.createHash('blake2b512').update(previous).update(frameFields).digest();
   return new Uint8Array(d.buffer, d.byteOffset, HASH_BYTES);
 }
 
@@ -108,6 +102,11 @@ export function chainNextParts(
   chainInput.set(previous, 0);
   chainInput.set(headFields, previous.byteLength);
   chainInput.set(payloadHash, previous.byteLength + headFields.byteLength);
+  return hashChainInput();
+}
+
+/** The chain step over `chainInput` as filled by the caller: one contiguous 84-byte input, one call. */
+function hashChainInput(): Uint8Array {
   if (blake2b512) {
     blake2b512.init();
     blake2b512.update(chainInput);
